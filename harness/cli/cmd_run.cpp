@@ -1,0 +1,119 @@
+// `mtabench run` (correctness gate + timing + records) and `mtabench verify` (gate only).
+#include "harness/cli/commands.h"
+#include "harness/device.h"
+#include "harness/provenance.h"
+#include "harness/suite.h"
+#include "harness/workload.h"
+
+#include <fmt/core.h>
+
+#include <sstream>
+
+namespace mtabench::cli {
+
+namespace {
+
+struct RunArgs {
+  std::vector<std::string> paths;
+  std::string impls;
+  std::string out = "results/local";
+  std::uint64_t seed = 1;
+  double max_time = 10.0, min_time = 0.5, target_ci = 0.005;
+  std::int64_t min_samples = 10;
+  bool graph = false, samples = false, no_isolate = false, no_records = false, quiet = false;
+  double case_timeout = 600;
+  std::string devices, shard, format = "table", gbench_out;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string x;
+  while (std::getline(ss, x, ','))
+    if (!x.empty()) out.push_back(x);
+  return out;
+}
+
+int execute(const RunArgs& a, AppContext& ctx, bool verify) {
+  std::string why;
+  const bool gpu = cuda_device_available(&why);
+  std::vector<std::string> paths = a.paths;
+  if (paths.empty()) {
+    paths = default_workload_paths(gpu);
+    fmt::print(stderr, "mtabench: no workloads given: the default suite ({})\n",
+               gpu ? "seed, seq-sweep, shapes" : "the smoke workloads, for the CPU fallback");
+  }
+  const auto ws = load_workloads(paths);
+  SuiteOptions o;
+  o.impls = split(a.impls);
+  o.out_dir = a.out;
+  o.isolate = !a.no_isolate;
+  o.case_timeout_s = a.case_timeout;
+  o.write_records = !verify && !a.no_records;
+  o.quiet = a.quiet;
+  for (const auto& d : split(a.devices)) o.devices.push_back(std::stoi(d));
+  if (!a.shard.empty()) {
+    const auto slash = a.shard.find('/');
+    if (slash == std::string::npos) throw std::runtime_error("--shard takes I/N, e.g. 0/4");
+    o.shard_index = std::stoi(a.shard.substr(0, slash));
+    o.shard_count = std::stoi(a.shard.substr(slash + 1));
+    if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
+      throw std::runtime_error("--shard I/N needs 0 <= I < N");
+  }
+  if (a.format == "gbench") o.gbench_out = a.gbench_out.empty() ? a.out + "/gbench.json" : a.gbench_out;
+  o.run.seed = a.seed;
+  o.run.verify_only = verify;
+  o.run.run_id = new_run_id();
+  o.run.command_line = ctx.command_line;
+  o.run.timing.stop.max_time_s = a.max_time;
+  o.run.timing.stop.min_time_s = a.min_time;
+  o.run.timing.stop.min_samples = a.min_samples;
+  o.run.timing.stop.target_ci_rel = a.target_ci;
+  o.run.timing.graph = a.graph;
+  o.run.timing.keep_samples = a.samples || a.format == "gbench";
+  const SuiteResult r = run_suite(ws, ctx.registry, o);
+  fmt::print("\n{}", results_table(r.records, !verify));
+  if (o.write_records && !r.records.empty()) fmt::print("\nrecords: {} (and {}/history/)\n", r.run_file, a.out);
+  if (!o.gbench_out.empty()) fmt::print("Google Benchmark JSON: {}\n", o.gbench_out);
+  return r.exit_code;
+}
+
+void options(CLI::App* sub, RunArgs& a, bool verify) {
+  sub->add_option("paths", a.paths, "Workload files or folders (default: the default suite)");
+  sub->add_option("--impl", a.impls, "Comma-separated implementations (default: all that apply)");
+  sub->add_option("--seed", a.seed, "Input seed for workloads that do not set one")->capture_default_str();
+  sub->add_flag("--no-isolate", a.no_isolate, "Run cases in this process instead of one child process each");
+  sub->add_option("--case-timeout", a.case_timeout, "Seconds before an isolated case is killed and recorded as timeout")
+      ->capture_default_str();
+  sub->add_option("--devices", a.devices, "Comma-separated GPU ordinals to spread cases over (default: 0)");
+  sub->add_option("--shard", a.shard, "Run only shard I of N of the cases (I/N, deterministic)");
+  sub->add_flag("--quiet", a.quiet, "No per-case lines");
+  if (verify) return;
+  sub->add_option("--out", a.out, "Results folder (runs/<run>.jsonl and history/<hardware>.jsonl)")->capture_default_str();
+  sub->add_option("--max-time", a.max_time, "Per-case time limit of the timing protocol, seconds")->capture_default_str();
+  sub->add_option("--min-time", a.min_time, "Minimum seconds of measuring")->capture_default_str();
+  sub->add_option("--min-samples", a.min_samples, "Minimum accepted samples")->capture_default_str();
+  sub->add_option("--target-ci", a.target_ci, "Stop when the median's 95% CI half-width is within this fraction")
+      ->capture_default_str();
+  sub->add_flag("--graph", a.graph, "Capture one call in a CUDA graph and time graph launches");
+  sub->add_flag("--samples", a.samples, "Keep raw samples in the records");
+  sub->add_flag("--no-records", a.no_records, "Do not write records (print the table only)");
+  sub->add_option("--format", a.format, "Also write: table (default) or gbench (Google Benchmark JSON)")
+      ->check(CLI::IsMember({"table", "gbench"}));
+  sub->add_option("--gbench-out", a.gbench_out, "Where --format gbench writes (default: OUT/gbench.json)");
+}
+
+}  // namespace
+
+void add_run(CLI::App& app, AppContext& ctx) {
+  auto ra = std::make_shared<RunArgs>();
+  auto* run = app.add_subcommand("run", "Check and time implementations on workloads; write one record per case");
+  options(run, *ra, false);
+  run->callback([&ctx, ra] { ctx.rc = execute(*ra, ctx, false); });
+  auto va = std::make_shared<RunArgs>();
+  auto* ver = app.add_subcommand("verify", "The correctness gate only: no timing, no records");
+  options(ver, *va, true);
+  ver->callback([&ctx, va] { ctx.rc = execute(*va, ctx, true); });
+}
+
+}  // namespace mtabench::cli

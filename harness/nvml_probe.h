@@ -1,0 +1,21 @@
+#pragma once
+// NVML, loaded at run time (dlopen of the driver's libnvidia-ml.so.1) so that the binary starts
+// on machines with no driver. Only the handful of calls mtabench reads.
+#include <optional>
+#include <string>
+
+namespace mtabench {
+
+struct NvmlReading {
+  bool ok = false;
+  std::string status;
+  std::optional<double> power_limit_w;
+  std::optional<int> sm_clock_mhz, max_sm_clock_mhz, mem_clock_mhz, temperature_c, utilization_gpu_pct;
+  std::optional<bool> ecc_enabled;
+  std::optional<unsigned long long> clock_event_reasons;  // throttle reasons bitmask
+};
+
+// Reads the device with this PCI bus id ("0000:3B:00.0").
+NvmlReading nvml_read(const std::string& pci_bus_id);
+
+}  // namespace mtabench
