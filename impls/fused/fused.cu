@@ -1,24 +1,98 @@
-// PLACEHOLDER while issue 7 is in progress: replaced by the real composition.
+// The `fused` implementation: one launch of the kernel in fused_kernel.cuh. Everything that can
+// be decided per workload (tiling, work order, scratch, occupancy) is decided in initialize();
+// run() is one kernel launch on the harness's stream.
+#include "harness/cuda_check.h"
 #include "harness/device.h"
 #include "impls/fused/fused.h"
+#include "impls/fused/fused_launch.h"
+#include "impls/fused/fused_plan.h"
+
+#include <fmt/core.h>
 
 namespace mtabench::fused {
+
 namespace {
-class Placeholder final : public Implementation {
+
+class Fused final : public Implementation {
  public:
   ImplInfo info() const override {
     ImplInfo i;
     i.name = "fused";
-    i.version = "0";
+    i.version = "1";
     i.language = "cuda";
     i.license = "Apache-2.0";
-    i.source = "impls/fused/fused.cu";
-    i.description = "not built yet";
+    i.source = "impls/fused/fused_kernel.cuh";
+    i.description = "one kernel: in-order work items (row statistics, then probability tiles contracted on tensor cores "
+                    "(bf16/fp16) or fp32 FMA), scores read once from DRAM, y written once";
     return i;
   }
-  Support check_support(const Workload&, const DeviceInfo*) const override { return Support::no("not built yet"); }
-  void run(const TensorArgs&, cudaStream_t) override {}
+
+  Support check_support(const Workload& w, const DeviceInfo* dev) const override {
+    if (!dev) return Support::no("needs a CUDA device");
+    if (dev->cc_major < 8) return Support::no("needs sm_80 or newer (mma.sync m16n8k16 for bf16)");
+    if (w.k > 11) return Support::no(fmt::format("k {} > 11 (the widest kernel this implementation is built for)", w.k));
+    if (w.heads_in > 256 || w.heads_out > 256) return Support::no("more than 256 heads");
+    if (w.seq > (1ll << 20)) return Support::no("seq > 2^20");
+    const FusedPlan plan = make_plan(w, static_cast<int>(dev->smem_per_block_optin));
+    if (!plan.why_not.empty()) return Support::no(plan.why_not);
+    const double scratch = static_cast<double>(plan.partials_bytes + plan.stats_bytes) +
+                           static_cast<double>(plan.items.size()) * sizeof(int4);
+    const double tensors = static_cast<double>(w.scores_elems() + w.y_elems()) * dtype_size(w.dtype);
+    if (scratch + tensors > 0.9 * static_cast<double>(dev->memory_bytes))
+      return Support::no(fmt::format("needs {:.1f} GiB of device memory", (scratch + tensors) / (1 << 30)));
+    return Support::yes();
+  }
+
+  void initialize(const Workload& w, const DeviceInfo* dev, cudaStream_t stream) override {
+    dtype_ = w.dtype;
+    plan_ = make_plan(w, static_cast<int>(dev->smem_per_block_optin));
+    FusedParams& p = plan_.p;
+    MTABENCH_CUDA_CALL(cudaMalloc(&items_, plan_.items.size() * sizeof(int4)));
+    MTABENCH_CUDA_CALL(cudaMemcpy(items_, plan_.items.data(), plan_.items.size() * sizeof(int4), cudaMemcpyHostToDevice));
+    p.items = static_cast<const int4*>(items_);
+    if (!p.local_stats) {
+      MTABENCH_CUDA_CALL(cudaMalloc(&partials_, plan_.partials_bytes));
+      MTABENCH_CUDA_CALL(cudaMalloc(&stats_, plan_.stats_bytes));
+      p.partials = static_cast<float2*>(partials_);
+      p.stats = static_cast<float2*>(stats_);
+    }
+    // Counters start at zero; every launch leaves them at zero again.
+    MTABENCH_CUDA_CALL(cudaMalloc(&counters_, plan_.counter_words * sizeof(unsigned)));
+    MTABENCH_CUDA_CALL(cudaMemsetAsync(counters_, 0, plan_.counter_words * sizeof(unsigned), stream));
+    MTABENCH_CUDA_CALL(cudaStreamSynchronize(stream));
+    auto* c = static_cast<unsigned*>(counters_);
+    p.band_count = c;
+    p.band_ready = c + static_cast<std::size_t>(p.B) * p.Q;
+    p.ticket = c + 2 * static_cast<std::size_t>(p.B) * p.Q;
+    p.done = p.ticket + 1;
+    const int per_sm = prepare_kernel(plan_, dtype_);
+    if (per_sm < 1) throw std::runtime_error("fused: the kernel does not fit on an SM (" + plan_.describe() + ")");
+    grid_ = p.local_stats ? p.n_items : std::min(p.n_items, per_sm * dev->sm_count);
+  }
+
+  void run(const TensorArgs& t, cudaStream_t stream) override {
+    FusedParams p = plan_.p;
+    p.scores = t.scores;
+    p.weight = t.weight;
+    p.bias = t.bias;
+    p.y = t.y;
+    launch(plan_, dtype_, p, grid_, stream);
+  }
+
+  ~Fused() override {
+    for (void* ptr : {items_, partials_, stats_, counters_})
+      if (ptr) MTABENCH_CUDA_CALL_NOTHROW(cudaFree(ptr));
+  }
+
+ private:
+  DType dtype_ = DType::bf16;
+  FusedPlan plan_;
+  int grid_ = 0;
+  void *items_ = nullptr, *partials_ = nullptr, *stats_ = nullptr, *counters_ = nullptr;
 };
+
 }  // namespace
-std::unique_ptr<Implementation> make() { return std::make_unique<Placeholder>(); }
+
+std::unique_ptr<Implementation> make() { return std::make_unique<Fused>(); }
+
 }  // namespace mtabench::fused

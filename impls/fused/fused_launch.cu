@@ -1,0 +1,55 @@
+#include "harness/cuda_check.h"
+#include "impls/fused/fused_kernel.cuh"
+#include "impls/fused/fused_launch.h"
+
+#include <stdexcept>
+
+namespace mtabench::fused {
+
+namespace {
+
+using KernelFn = void (*)(FusedParams);
+
+template <class T>
+KernelFn mma_kernel(int wn) {
+  switch (wn) {
+    case 1: return fused_kernel<T, true, 1, 0>;
+    case 2: return fused_kernel<T, true, 2, 0>;
+    default: return fused_kernel<T, true, 4, 0>;
+  }
+}
+
+KernelFn fma_kernel(int kt) {
+  switch (kt) {
+    case 3: return fused_kernel<float, false, 1, 3>;
+    case 5: return fused_kernel<float, false, 1, 5>;
+    case 7: return fused_kernel<float, false, 1, 7>;
+    default: return fused_kernel<float, false, 1, 0>;
+  }
+}
+
+KernelFn pick(const FusedPlan& plan, DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return mma_kernel<__nv_bfloat16>(plan.WN);
+    case DType::fp16: return mma_kernel<__half>(plan.WN);
+    case DType::fp32: return fma_kernel(plan.KT);
+  }
+  throw std::logic_error("fused: unknown dtype");
+}
+
+}  // namespace
+
+int prepare_kernel(const FusedPlan& plan, DType dtype) {
+  const KernelFn k = pick(plan, dtype);
+  MTABENCH_CUDA_CALL(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
+  int blocks = 0;
+  MTABENCH_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, kThreads, plan.p.sm_total));
+  return blocks;
+}
+
+void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream) {
+  pick(plan, dtype)<<<grid, kThreads, p.sm_total, stream>>>(p);
+  MTABENCH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mtabench::fused

@@ -1,0 +1,14 @@
+#pragma once
+// Choosing and launching the kernel instance for a plan (the template switch lives in one file,
+// fused_launch.cu, so instantiations stay in one place).
+#include "impls/fused/fused_plan.h"
+
+#include <cuda_runtime_api.h>
+
+namespace mtabench::fused {
+
+// Raises the kernel's shared-memory limit and returns how many blocks fit on one SM.
+int prepare_kernel(const FusedPlan& plan, DType dtype);
+void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream);
+
+}  // namespace mtabench::fused

@@ -1,0 +1,46 @@
+#pragma once
+// The fused kernel's parameters: a plain struct (after flash-attention's flash.h) built on the
+// host by fused_plan.cpp and passed by value to the kernel.
+#include <vector_types.h>
+
+#include <cstdint>
+
+namespace mtabench::fused {
+
+// Work items, in the order blocks take them (see fused_plan.cpp for why this order).
+enum ItemType : int { kStatsItem = 0, kConvItem = 1, kZeroItem = 2 };
+
+struct FusedParams {
+  const void* scores;
+  const void* weight;
+  const void* bias;
+  void* y;
+  long long S;    // seq
+  int B, C, O, K, r;
+  // Tiling. A band is R consecutive output rows of one batch; a tile is TJ columns of a band.
+  int R, TJ;
+  int CS;  // columns per stats item (a chunk of the band's rows)
+  int ZC;  // columns per zero item (the part of the band above the diagonal)
+  int Q;   // bands per batch
+  // Tensor-core (mma) layout: channels padded to Cp (even); the probability tile stores Cp
+  // values per (row, column) with a column pitch of pitch_w 32-bit words; PW = TJ + 2r columns.
+  int Cp, pitch_w, PW;
+  int NT;      // n-tiles of 8 output heads
+  int ksteps;  // k-steps of 16 over the contraction K*K*Cp (padded)
+  int Kreal;   // K*K*Cp, the unpadded contraction length
+  int w_in_smem;    // weights as mma fragments in shared memory (else read from global)
+  int local_stats;  // each block computes the statistics of the rows it needs (small seq)
+  const int4* items;  // {type, b, band, chunk}
+  int n_items;
+  int nch_max;         // stats chunks of the longest band
+  float2* partials;    // [B][S][C][nch_max] (max, sum) of each stats chunk, log2 domain
+  float2* stats;       // [B][C][S] (max, 1/sum), log2 domain
+  unsigned* band_count;  // [B*Q] stats items done per band
+  unsigned* band_ready;  // [B*Q] 1 once the band's statistics are merged
+  unsigned* ticket;      // next work item
+  unsigned* done;        // blocks finished (the last one resets the counters)
+  // Shared memory layout, bytes from the start.
+  int sm_w, sm_bias, sm_koff, sm_stats, sm_p, sm_y, sm_total;
+};
+
+}  // namespace mtabench::fused

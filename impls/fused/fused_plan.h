@@ -1,0 +1,32 @@
+#pragma once
+// Host-side planning of the fused kernel for one workload: tiling, shared-memory layout, scratch
+// sizes and the work-item order. Pure host code (unit-testable without a GPU).
+#include "harness/workload.h"
+#include "impls/fused/fused_params.h"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+namespace mtabench::fused {
+
+struct FusedPlan {
+  FusedParams p{};           // tensor and scratch pointers are filled in at initialize/run
+  std::vector<int4> items;
+  bool mma = false;          // tensor cores (bf16/fp16) or fp32 FMA
+  int WN = 1;                // n-tiles per warp pass (1, 2 or 4): a template parameter
+  int KT = 0;                // compile-time kernel width for the FMA path (3, 5, 7; 0 = any)
+  std::size_t partials_bytes = 0, stats_bytes = 0, counter_words = 0;
+  std::string why_not;       // non-empty: the workload cannot run (shared memory, sizes)
+  std::string describe() const;
+};
+
+FusedPlan make_plan(const Workload& w, int smem_optin_bytes);
+
+// Stats chunks, lower tiles and zero chunks of band q (rows [qR, qR+R) of one batch).
+int stats_chunks(const FusedParams& p, int q);
+int lower_tiles(const FusedParams& p, int q);
+int zero_chunks(const FusedParams& p, int q);
+
+}  // namespace mtabench::fused

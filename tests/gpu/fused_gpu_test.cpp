@@ -1,0 +1,78 @@
+// The fused kernel against the oracle on the GPU: every shipped workload, a randomized property
+// test over shapes and dtypes, CUDA-graph replay, and repeated calls. Outcomes come from the
+// harness's own gate (run_case with verify_only), the same one `mtabench run` uses.
+#include "gpu_test_util.h"
+#include "harness/workload.h"
+#include "impls/impl.h"
+
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+namespace mtabench::testing {
+namespace {
+
+const RegistryEntry& fused_entry() {
+  const RegistryEntry* e = find_impl(builtin_registry(), "fused");
+  if (!e) throw std::runtime_error("fused not registered");
+  return *e;
+}
+
+void expect_passes(const Workload& w, const RunOptions& opt) {
+  CaseResult r = run_case(w, fused_entry(), opt, gpu_context(true));
+  ASSERT_FALSE(r.context_lost) << r.record["reason"];
+  EXPECT_EQ(r.record["outcome"], "passed") << w.shape_string() << ": " << r.record["reason"].get<std::string>();
+}
+
+TEST(FusedGpu, EveryShippedWorkload) {
+  MTABENCH_REQUIRE_GPU();
+  const auto ws = load_workloads(std::string(MTABENCH_SOURCE_DIR) + "/workloads");
+  ASSERT_GE(ws.size(), 20u);
+  for (const auto& w : ws) {
+    SCOPED_TRACE(w.name);
+    expect_passes(w, quick_options());
+  }
+}
+
+TEST(FusedGpu, RandomShapesAgainstTheOracle) {
+  MTABENCH_REQUIRE_GPU();
+  std::mt19937_64 rng(20261129);
+  const std::int64_t seqs[] = {1, 2, 3, 5, 7, 13, 31, 64, 97, 127, 251, 256, 257, 331, 509, 521, 1031, 2053};
+  int cases = 0;
+  while (cases < 220) {
+    const int k = 1 + 2 * static_cast<int>(rng() % 6);
+    const std::int64_t seq = seqs[rng() % (sizeof seqs / sizeof seqs[0])];
+    const std::int64_t hin = 1 + static_cast<std::int64_t>(rng() % 64), hout = 1 + static_cast<std::int64_t>(rng() % 64);
+    const std::int64_t batch = 1 + static_cast<std::int64_t>(rng() % 3);
+    const DType t = static_cast<DType>(rng() % 3);
+    // Keep the whole test to minutes: bound the multiply-adds of one case.
+    const double macs = static_cast<double>(batch) * hin * hout * k * k * seq * (seq + 1) / 2.0;
+    if (macs > 2e10) continue;
+    Workload w = make_workload(k, seq, batch, hin, hout, t);
+    w.name = fmt::format("random-{}", cases);
+    w.seed = rng();
+    SCOPED_TRACE(w.shape_string());
+    expect_passes(w, quick_options());
+    ++cases;
+    if (HasFailure() && cases > 10) break;  // one shape's report is enough to start from
+  }
+}
+
+TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
+  MTABENCH_REQUIRE_GPU();
+  RunOptions opt = quick_options(/*verify_only=*/false);
+  opt.timing.graph = true;
+  expect_passes(make_workload(3, 1000, 2, 4, 4, DType::bf16), opt);  // shared statistics, graph replays
+  expect_passes(make_workload(3, 200, 2, 4, 4, DType::fp16), opt);   // local statistics
+}
+
+TEST(FusedGpu, TimedRunsStayCorrect) {
+  MTABENCH_REQUIRE_GPU();
+  expect_passes(make_workload(5, 3000, 1, 6, 10, DType::fp32), quick_options(false));
+  expect_passes(make_workload(7, 600, 2, 32, 32, DType::bf16), quick_options(false));
+}
+
+}  // namespace
+}  // namespace mtabench::testing

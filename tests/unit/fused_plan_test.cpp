@@ -1,0 +1,114 @@
+// The fused kernel's work plan, checked on the host: the items cover every output column of
+// every band exactly once, statistics come in full sets, and every item that waits comes after
+// everything it waits for (the kernel's deadlock freedom rests on that order).
+#include "impls/fused/fused_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+namespace mtabench::fused {
+namespace {
+
+Workload shape(int k, long long seq, long long batch, long long hin, long long hout, DType t) {
+  Workload w;
+  w.k = k;
+  w.seq = seq;
+  w.batch = batch;
+  w.heads_in = hin;
+  w.heads_out = hout;
+  w.dtype = t;
+  return w;
+}
+
+void check_plan(const Workload& w) {
+  SCOPED_TRACE(w.shape_string());
+  const FusedPlan plan = make_plan(w, 227 * 1024);
+  ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
+  const FusedParams& p = plan.p;
+  ASSERT_EQ(p.n_items, static_cast<int>(plan.items.size()));
+  // Columns covered per (b, band): conv tiles and zero chunks, exactly once.
+  std::map<std::pair<int, int>, std::vector<int>> cover;
+  std::map<std::pair<int, int>, std::set<int>> stats_seen;
+  std::map<std::pair<int, int>, int> stats_done_at;  // index of the band's last stats item
+  for (int n = 0; n < p.n_items; ++n) {
+    const int4 it = plan.items[n];
+    ASSERT_GE(it.y, 0);
+    ASSERT_LT(it.y, p.B);
+    ASSERT_GE(it.z, 0);
+    ASSERT_LT(it.z, p.Q);
+    auto& cols = cover[{it.y, it.z}];
+    if (cols.empty()) cols.assign(static_cast<std::size_t>(p.S), 0);
+    if (it.x == kStatsItem) {
+      ASSERT_FALSE(p.local_stats);
+      EXPECT_TRUE(stats_seen[{it.y, it.z}].insert(it.w).second) << "duplicate stats chunk";
+      stats_done_at[{it.y, it.z}] = n;
+    } else if (it.x == kConvItem) {
+      for (long long j = static_cast<long long>(it.w) * p.TJ; j < std::min<long long>((it.w + 1ll) * p.TJ, p.S); ++j)
+        ++cols[static_cast<std::size_t>(j)];
+      if (!p.local_stats)
+        for (int dq = -1; dq <= 1; ++dq) {
+          const int q = it.z + dq;
+          if (q < 0 || q >= p.Q || (dq != 0 && p.r == 0)) continue;
+          ASSERT_TRUE(stats_done_at.count({it.y, q})) << "conv item " << n << " precedes the stats of band " << q;
+          EXPECT_EQ(static_cast<int>(stats_seen[{it.y, q}].size()), stats_chunks(p, q))
+              << "conv item " << n << " precedes part of band " << q << "'s statistics";
+        }
+    } else {
+      ASSERT_EQ(it.x, kZeroItem);
+      const long long c0 = static_cast<long long>(lower_tiles(p, it.z)) * p.TJ + static_cast<long long>(it.w) * p.ZC;
+      for (long long j = c0; j < std::min<long long>(c0 + p.ZC, p.S); ++j) ++cols[static_cast<std::size_t>(j)];
+    }
+  }
+  for (int b = 0; b < p.B; ++b)
+    for (int q = 0; q < p.Q; ++q) {
+      const auto& cols = cover[{b, q}];
+      ASSERT_EQ(static_cast<long long>(cols.size()), p.S);
+      for (long long j = 0; j < p.S; ++j) ASSERT_EQ(cols[static_cast<std::size_t>(j)], 1) << "b " << b << " band " << q << " column " << j;
+      if (!p.local_stats) EXPECT_EQ(static_cast<int>(stats_seen[{b, q}].size()), stats_chunks(p, q));
+    }
+}
+
+TEST(FusedPlan, ShippedShapes) {
+  check_plan(shape(3, 32, 2, 4, 4, DType::bf16));
+  check_plan(shape(3, 4096, 2, 4, 4, DType::bf16));
+  check_plan(shape(3, 4096, 2, 4, 4, DType::fp32));
+  check_plan(shape(5, 2048, 4, 16, 16, DType::bf16));
+  check_plan(shape(7, 4096, 1, 32, 32, DType::bf16));
+  check_plan(shape(5, 777, 3, 8, 12, DType::fp16));
+}
+
+TEST(FusedPlan, RandomShapes) {
+  std::mt19937 rng(7);
+  const long long seqs[] = {1, 2, 3, 17, 255, 256, 257, 300, 521, 1000, 2053};
+  for (int n = 0; n < 60; ++n) {
+    const int k = 1 + 2 * static_cast<int>(rng() % 6);
+    check_plan(shape(k, seqs[rng() % 11], 1 + rng() % 3, 1 + rng() % 64, 1 + rng() % 64,
+                     static_cast<DType>(rng() % 3)));
+  }
+}
+
+TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
+  const FusedPlan a = make_plan(shape(7, 4096, 1, 32, 32, DType::bf16), 227 * 1024);
+  EXPECT_TRUE(a.mma);
+  EXPECT_EQ(a.p.Cp, 32);
+  EXPECT_EQ(a.p.pitch_w, 20);  // 16 words + 4: eight columns land in eight bank groups
+  EXPECT_EQ(a.p.Kreal, 49 * 32);
+  EXPECT_EQ(a.p.ksteps, 98);
+  EXPECT_EQ(a.WN, 4);
+  const FusedPlan b = make_plan(shape(3, 100, 1, 5, 3, DType::fp16), 227 * 1024);
+  EXPECT_EQ(b.p.Cp, 6);  // odd channel counts pad to even: channel pairs are 32-bit words
+  EXPECT_EQ(b.p.ksteps, (9 * 6 + 15) / 16);
+  EXPECT_EQ(b.WN, 1);
+}
+
+TEST(FusedPlan, TooMuchSharedMemoryIsReportedNotLaunched) {
+  const FusedPlan p = make_plan(shape(11, 4096, 1, 256, 256, DType::bf16), 48 * 1024);
+  EXPECT_FALSE(p.why_not.empty());
+}
+
+}  // namespace
+}  // namespace mtabench::fused
