@@ -88,9 +88,9 @@ __global__ void fingerprint_generated_kernel(std::int64_t n, std::uint64_t key, 
   atomicAdd(out, acc);
 }
 
-std::uint64_t read_accumulator(DeviceBuffer& acc, cudaStream_t stream) {
+std::uint64_t read_accumulator(const void* acc, cudaStream_t stream) {
   unsigned long long h = 0;
-  MTABENCH_CUDA_CALL(cudaMemcpyAsync(&h, acc.get(), sizeof h, cudaMemcpyDeviceToHost, stream));
+  MTABENCH_CUDA_CALL(cudaMemcpyAsync(&h, acc, sizeof h, cudaMemcpyDeviceToHost, stream));
   MTABENCH_CUDA_CALL(cudaStreamSynchronize(stream));
   return h;
 }
@@ -127,7 +127,7 @@ std::uint64_t fingerprint_device(const void* p, DType t, std::int64_t elems, cud
   else
     fingerprint_kernel<std::uint16_t><<<1024, 256, 0, stream>>>(static_cast<const std::uint16_t*>(p), elems, out);
   MTABENCH_CUDA_CHECK_LAUNCH();
-  return read_accumulator(acc, stream);
+  return read_accumulator(acc.get(), stream);
 }
 
 std::uint64_t fingerprint_generated(DType t, std::int64_t elems, std::uint64_t key, float sd,
@@ -141,20 +141,18 @@ std::uint64_t fingerprint_generated(DType t, std::int64_t elems, std::uint64_t k
     case DType::fp32: fingerprint_generated_kernel<float><<<1024, 256, 0, stream>>>(elems, key, sd, out); break;
   }
   MTABENCH_CUDA_CHECK_LAUNCH();
-  return read_accumulator(acc, stream);
+  return read_accumulator(acc.get(), stream);
 }
 
 std::int64_t count_written_device(const DeviceTensors& t, DType dtype, std::int64_t elems,
-                                  cudaStream_t stream) {
-  DeviceBuffer acc(sizeof(unsigned long long));
-  MTABENCH_CUDA_CALL(cudaMemsetAsync(acc.get(), 0, sizeof(unsigned long long), stream));
-  auto* out = static_cast<unsigned long long*>(acc.get());
+                                  unsigned long long* out, cudaStream_t stream) {
+  MTABENCH_CUDA_CALL(cudaMemsetAsync(out, 0, sizeof(unsigned long long), stream));
   if (dtype == DType::fp32)
     count_written_kernel<std::uint32_t><<<1024, 256, 0, stream>>>(static_cast<const std::uint32_t*>(t.y.get()), elems, 0xffffffffu, out);
   else
     count_written_kernel<std::uint16_t><<<1024, 256, 0, stream>>>(static_cast<const std::uint16_t*>(t.y.get()), elems, std::uint16_t{0xffff}, out);
   MTABENCH_CUDA_CHECK_LAUNCH();
-  return static_cast<std::int64_t>(read_accumulator(acc, stream));
+  return static_cast<std::int64_t>(read_accumulator(out, stream));
 }
 
 HostInputs download_inputs(const Workload& w, const DeviceTensors& t) {

@@ -50,9 +50,11 @@ void poison_output(DeviceTensors& t, cudaStream_t stream);
 std::uint64_t fingerprint_device(const void* p, DType t, std::int64_t elems, cudaStream_t stream);
 std::uint64_t fingerprint_generated(DType t, std::int64_t elems, std::uint64_t key, float sd,
                                     cudaStream_t stream);
-// How many elements of y no longer hold the poison pattern (synchronous on `stream`).
+// How many elements of y no longer hold the poison pattern (synchronous on `stream`). `counter`
+// is 8 bytes of device memory owned by the caller: no allocation here, because cudaFree
+// synchronizes the device and this runs while another stream is deliberately held.
 std::int64_t count_written_device(const DeviceTensors& t, DType dtype, std::int64_t elems,
-                                  cudaStream_t stream);
+                                  unsigned long long* counter, cudaStream_t stream);
 // Copies the inputs (and y) back to the host.
 HostInputs download_inputs(const Workload& w, const DeviceTensors& t);
 HostTensor download_output(const Workload& w, const DeviceTensors& t);

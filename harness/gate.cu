@@ -39,7 +39,7 @@ namespace {
 class DeviceBackend final : public CaseBackend {
  public:
   DeviceBackend(const Workload& w, Implementation& impl, cudaStream_t stream, std::uint64_t seed)
-      : w_(w), impl_(impl), stream_(stream), seed_(seed), t_(w) {
+      : w_(w), impl_(impl), stream_(stream), seed_(seed), t_(w), counter_(sizeof(unsigned long long)) {
     MTABENCH_CUDA_CALL(cudaStreamCreateWithFlags(&observer_, cudaStreamNonBlocking));
   }
   ~DeviceBackend() override { MTABENCH_CUDA_CALL_NOTHROW(cudaStreamDestroy(observer_)); }
@@ -90,7 +90,8 @@ class DeviceBackend final : public CaseBackend {
     impl_.run(args(), stream_);
     for (int wait_ms : {0, 2, 20}) {
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-      p.written_while_held = count_written_device(t_, w_.dtype, w_.y_elems(), observer_);
+      p.written_while_held = count_written_device(t_, w_.dtype, w_.y_elems(),
+                                                  static_cast<unsigned long long*>(counter_.get()), observer_);
       if (p.written_while_held > 0) break;
     }
     hold.release();
@@ -106,6 +107,7 @@ class DeviceBackend final : public CaseBackend {
   cudaStream_t stream_, observer_ = nullptr;
   std::uint64_t seed_;
   DeviceTensors t_;
+  DeviceBuffer counter_;  // for the probe: nothing is allocated while the stream is held
   DeviceBuffer ref_out_, ref_scratch_;
 };
 

@@ -7,6 +7,8 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <regex>
 #include <sstream>
 
 namespace mtabench::cli {
@@ -22,7 +24,7 @@ struct RunArgs {
   std::int64_t min_samples = 10;
   bool graph = false, samples = false, no_isolate = false, no_records = false, quiet = false;
   double case_timeout = 600;
-  std::string devices, shard, format = "table", gbench_out;
+  std::string devices, shard, format = "table", gbench_out, filter;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -43,7 +45,13 @@ int execute(const RunArgs& a, AppContext& ctx, bool verify) {
     fmt::print(stderr, "mtabench: no workloads given: the default suite ({})\n",
                gpu ? "seed, seq-sweep, shapes" : "the smoke workloads, for the CPU fallback");
   }
-  const auto ws = load_workloads(paths);
+  auto ws = load_workloads(paths);
+  if (!a.filter.empty()) {
+    const std::regex re(a.filter);
+    ws.erase(std::remove_if(ws.begin(), ws.end(), [&](const Workload& w) { return !std::regex_search(w.name, re); }),
+             ws.end());
+    if (ws.empty()) throw std::runtime_error("--filter \"" + a.filter + "\" matches no workload");
+  }
   SuiteOptions o;
   o.impls = split(a.impls);
   o.out_dir = a.out;
@@ -81,6 +89,7 @@ int execute(const RunArgs& a, AppContext& ctx, bool verify) {
 void options(CLI::App* sub, RunArgs& a, bool verify) {
   sub->add_option("paths", a.paths, "Workload files or folders (default: the default suite)");
   sub->add_option("--impl", a.impls, "Comma-separated implementations (default: all that apply)");
+  sub->add_option("--filter", a.filter, "Only workloads whose name matches this regular expression");
   sub->add_option("--seed", a.seed, "Input seed for workloads that do not set one")->capture_default_str();
   sub->add_flag("--no-isolate", a.no_isolate, "Run cases in this process instead of one child process each");
   sub->add_option("--case-timeout", a.case_timeout, "Seconds before an isolated case is killed and recorded as timeout")
