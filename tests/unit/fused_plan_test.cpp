@@ -44,7 +44,7 @@ void check_plan(const Workload& w) {
     if (cols.empty()) cols.assign(static_cast<std::size_t>(p.S), 0);
     if (it.x == kStatsItem) {
       ASSERT_FALSE(p.local_stats);
-      EXPECT_TRUE(stats_seen[{it.y, it.z}].insert(it.w).second) << "duplicate stats chunk";
+      EXPECT_TRUE((stats_seen[{it.y, it.z}].insert(it.w).second)) << "duplicate stats chunk";
       stats_done_at[{it.y, it.z}] = n;
     } else if (it.x == kConvItem) {
       for (long long j = static_cast<long long>(it.w) * p.TJ; j < std::min<long long>((it.w + 1ll) * p.TJ, p.S); ++j)
