@@ -50,11 +50,13 @@ void poison_output(DeviceTensors& t, cudaStream_t stream);
 std::uint64_t fingerprint_device(const void* p, DType t, std::int64_t elems, cudaStream_t stream);
 std::uint64_t fingerprint_generated(DType t, std::int64_t elems, std::uint64_t key, float sd,
                                     cudaStream_t stream);
-// How many elements of y no longer hold the poison pattern (synchronous on `stream`). `counter`
-// is 8 bytes of device memory owned by the caller: no allocation here, because cudaFree
-// synchronizes the device and this runs while another stream is deliberately held.
+// How many elements of y no longer hold the poison pattern (synchronous on `stream`). It runs
+// while another stream is deliberately held, so it must not synchronize the device: `counter`
+// is 8 bytes of device memory and `host_result` 8 bytes of pinned host memory, both owned by
+// the caller (cudaFree and copies to pageable memory can wait for every stream).
 std::int64_t count_written_device(const DeviceTensors& t, DType dtype, std::int64_t elems,
-                                  unsigned long long* counter, cudaStream_t stream);
+                                  unsigned long long* counter, unsigned long long* host_result,
+                                  cudaStream_t stream);
 // Copies the inputs (and y) back to the host.
 HostInputs download_inputs(const Workload& w, const DeviceTensors& t);
 HostTensor download_output(const Workload& w, const DeviceTensors& t);

@@ -41,8 +41,12 @@ class DeviceBackend final : public CaseBackend {
   DeviceBackend(const Workload& w, Implementation& impl, cudaStream_t stream, std::uint64_t seed)
       : w_(w), impl_(impl), stream_(stream), seed_(seed), t_(w), counter_(sizeof(unsigned long long)) {
     MTABENCH_CUDA_CALL(cudaStreamCreateWithFlags(&observer_, cudaStreamNonBlocking));
+    MTABENCH_CUDA_CALL(cudaHostAlloc(reinterpret_cast<void**>(&count_host_), sizeof(unsigned long long), cudaHostAllocDefault));
   }
-  ~DeviceBackend() override { MTABENCH_CUDA_CALL_NOTHROW(cudaStreamDestroy(observer_)); }
+  ~DeviceBackend() override {
+    MTABENCH_CUDA_CALL_NOTHROW(cudaStreamDestroy(observer_));
+    MTABENCH_CUDA_CALL_NOTHROW(cudaFreeHost(count_host_));
+  }
 
   void generate(InputSets sets) override { generate_inputs_device(w_, seed_, sets, t_, stream_); }
   void poison() override { poison_output(t_, stream_); }
@@ -85,13 +89,13 @@ class DeviceBackend final : public CaseBackend {
     StreamProbe p;
     p.ran = true;
     MTABENCH_CUDA_CALL(cudaDeviceSynchronize());
-    StreamHold hold;
+    StreamHold& hold = hold_;
     hold.hold(stream_, 0.5);
     impl_.run(args(), stream_);
     for (int wait_ms : {0, 2, 20}) {
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
       p.written_while_held = count_written_device(t_, w_.dtype, w_.y_elems(),
-                                                  static_cast<unsigned long long*>(counter_.get()), observer_);
+                                                  static_cast<unsigned long long*>(counter_.get()), count_host_, observer_);
       if (p.written_while_held > 0) break;
     }
     hold.release();
@@ -108,6 +112,8 @@ class DeviceBackend final : public CaseBackend {
   std::uint64_t seed_;
   DeviceTensors t_;
   DeviceBuffer counter_;  // for the probe: nothing is allocated while the stream is held
+  unsigned long long* count_host_ = nullptr;  // pinned
+  StreamHold hold_;
   DeviceBuffer ref_out_, ref_scratch_;
 };
 

@@ -70,39 +70,52 @@ __device__ __forceinline__ void warp_combine(float& m, float& l) {
   }
 }
 
-// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp. Loads 8 elements per lane per
-// step, 16-byte vectors where the row is aligned.
+// Eight consecutive scores from e on (those at or past c1 read as -inf), times log2(e): one
+// 16-byte load where the address allows, else scalar loads.
 template <class T>
-__device__ __forceinline__ void row_stats(const T* row, long long c0, long long c1, float& m, float& l) {
+__device__ __forceinline__ void load8(const T* row, long long e, long long c1, float (&x)[8]) {
+  const T* src = row + e;
+  if (e + 8 <= c1 && (reinterpret_cast<std::uintptr_t>(src) & 15) == 0) {
+    if constexpr (sizeof(T) == 2) {
+      const uint4 v = *reinterpret_cast<const uint4*>(src);
+      const T* h = reinterpret_cast<const T*>(&v);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) x[q] = to_f(h[q]) * kLog2e;
+    } else {
+      const float4 a = reinterpret_cast<const float4*>(src)[0];
+      const float4 b = reinterpret_cast<const float4*>(src)[1];
+      x[0] = a.x * kLog2e, x[1] = a.y * kLog2e, x[2] = a.z * kLog2e, x[3] = a.w * kLog2e;
+      x[4] = b.x * kLog2e, x[5] = b.y * kLog2e, x[6] = b.z * kLog2e, x[7] = b.w * kLog2e;
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) x[q] = e + q < c1 ? to_f(src[q]) * kLog2e : -INFINITY;
+  }
+}
+
+__device__ __forceinline__ void fold8(const float (&x)[8], float& m, float& l) {
+  float gm = x[0];
+#pragma unroll
+  for (int q = 1; q < 8; ++q) gm = fmaxf(gm, x[q]);
+  float gl = 0.f;
+#pragma unroll
+  for (int q = 0; q < 8; ++q) gl += ex2(x[q] - gm);
+  combine(m, l, gm, gl);
+}
+
+// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp. Two groups of eight per lane are
+// loaded before either is used, so each warp keeps 1 KB in flight.
+template <class T>
+__device__ __noinline__ void row_stats(const T* row, long long c0, long long c1, float& m, float& l) {
   const int lane = threadIdx.x & 31;
   m = -INFINITY;
   l = 0.f;
-  for (long long e = c0 + lane * 8; e < c1; e += 256) {
-    float x[8];
-    const T* src = row + e;
-    if (e + 8 <= c1 && (reinterpret_cast<std::uintptr_t>(src) & 15) == 0) {
-      if constexpr (sizeof(T) == 2) {
-        const uint4 v = *reinterpret_cast<const uint4*>(src);
-        const T* h = reinterpret_cast<const T*>(&v);
-#pragma unroll
-        for (int q = 0; q < 8; ++q) x[q] = to_f(h[q]) * kLog2e;
-      } else {
-        const float4 a = reinterpret_cast<const float4*>(src)[0];
-        const float4 b = reinterpret_cast<const float4*>(src)[1];
-        x[0] = a.x * kLog2e, x[1] = a.y * kLog2e, x[2] = a.z * kLog2e, x[3] = a.w * kLog2e;
-        x[4] = b.x * kLog2e, x[5] = b.y * kLog2e, x[6] = b.z * kLog2e, x[7] = b.w * kLog2e;
-      }
-    } else {
-#pragma unroll
-      for (int q = 0; q < 8; ++q) x[q] = e + q < c1 ? to_f(src[q]) * kLog2e : -INFINITY;
-    }
-    float gm = x[0];
-#pragma unroll
-    for (int q = 1; q < 8; ++q) gm = fmaxf(gm, x[q]);
-    float gl = 0.f;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) gl += ex2(x[q] - gm);
-    combine(m, l, gm, gl);
+  for (long long e = c0 + lane * 8; e < c1; e += 512) {
+    float x[8], z[8];
+    load8(row, e, c1, x);
+    load8(row, e + 256, c1, z);
+    fold8(x, m, l);
+    fold8(z, m, l);
   }
   warp_combine(m, l);
 }
@@ -125,7 +138,8 @@ __device__ __forceinline__ void mma16816<__half>(float (&d)[4], const unsigned (
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// Contraction index kk (over k-rows u, k-columns v, channels c; channels fastest) to its parts.
+// Contraction index kk (over window rows u, window columns v < KW, channels c; channels
+// fastest) to its parts.
 struct KIndex {
   int u, v, c;
   bool pad;
@@ -136,18 +150,20 @@ __device__ __forceinline__ KIndex split_k(const FusedParams& p, int kk) {
   const int kc = x.pad ? 0 : kk;
   const int uv = kc / p.Cp;
   x.c = kc - uv * p.Cp;
-  x.u = uv / p.K;
-  x.v = uv - x.u * p.K;
+  x.u = uv / p.KW;
+  x.v = uv - x.u * p.KW;
   return x;
 }
 
-// Weight element of the contraction: B[kk][n] = weight[n][c][u][v] (0 in the padding).
+// Weight element of the contraction: B[kk][n] = weight[o][c][u][v - h] for n = (o, h), 0 in
+// the padding and outside the k x k kernel.
 template <class T>
 __device__ __forceinline__ unsigned weight_bits(const FusedParams& p, int kk, int n) {
   const KIndex x = split_k(p, kk);
-  if (x.pad || x.c >= p.C || n >= p.O) return 0u;
+  const int o = n / p.H, vk = x.v - (n - o * p.H);
+  if (x.pad || x.c >= p.C || o >= p.O || vk < 0 || vk >= p.K) return 0u;
   const T* w = static_cast<const T*>(p.weight);
-  return bits16(w[((static_cast<long long>(n) * p.C + x.c) * p.K + x.u) * p.K + x.v]);
+  return bits16(w[((static_cast<long long>(o) * p.C + x.c) * p.K + x.u) * p.K + vk]);
 }
 // The B fragment of m16n8k16 for k-step s, n-tile nt, this lane: rows 2t, 2t+1 and 2t+8, 2t+9
 // of the 16-row slice, column g.
@@ -162,23 +178,28 @@ __device__ __forceinline__ uint2 weight_fragment(const FusedParams& p, int s, in
 }
 
 // ---- block set-up ------------------------------------------------------------------------------
+// Weight fragments of k-steps [s0, s1) into shared memory: [s - s0][n-tile][lane] -> uint2.
+template <class T>
+__device__ void load_weight_fragments(const FusedParams& p, uint2* wf, int s0, int s1) {
+  #pragma unroll 1
+  for (int e = threadIdx.x; e < (s1 - s0) * p.NT * 32; e += kThreads) {
+    const int lane = e & 31, snt = e >> 5;
+    wf[e] = weight_fragment<T>(p, s0 + snt / p.NT, snt % p.NT, lane);
+  }
+}
+
 template <class T, bool MMA>
 __device__ void setup_block(const FusedParams& p, char* smem) {
   float* bias_s = reinterpret_cast<float*>(smem + p.sm_bias);
   const T* bias = static_cast<const T*>(p.bias);
   for (int o = threadIdx.x; o < (p.O + 7) / 8 * 8; o += kThreads) bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
   if constexpr (MMA) {
-    if (p.w_in_smem) {
-      uint2* wf = reinterpret_cast<uint2*>(smem + p.sm_w);
-      for (int e = threadIdx.x; e < p.ksteps * p.NT * 32; e += kThreads) {
-        const int lane = e & 31, snt = e >> 5;
-        wf[e] = weight_fragment<T>(p, snt / p.NT, snt % p.NT, lane);
-      }
-    }
+    if (p.kchunk == p.ksteps) load_weight_fragments<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), 0, p.ksteps);
     // A-fragment word offsets in the probability tile for each k-step and t: the pair
     // (2t, 2t+1) and the pair (2t+8, 2t+9). Padding points at offset 0 (a finite value that
     // meets a zero weight).
     int* koff = reinterpret_cast<int*>(smem + p.sm_koff);
+    #pragma unroll 1
     for (int e = threadIdx.x; e < p.ksteps * 8; e += kThreads) {
       const int s = e >> 3, t = (e >> 1) & 3, h = e & 1;
       const KIndex x = split_k(p, s * 16 + 2 * t + 8 * h);
@@ -201,6 +222,7 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   const long long i0 = static_cast<long long>(q) * p.R;
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
   const long long c0 = static_cast<long long>(chunk) * p.CS;
+  #pragma unroll 1
   for (int pair = warp; pair < rows * p.C; pair += kWarps) {
     const int rr = pair / p.C, c = pair - rr * p.C;
     const long long i = i0 + rr;
@@ -219,6 +241,7 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   if (!last) return;
   // The last chunk of the band merges all chunks of its rows.
   __threadfence();
+  #pragma unroll 1
   for (int pair = threadIdx.x; pair < rows * p.C; pair += kThreads) {
     const int rr = pair / p.C, c = pair - rr * p.C;
     const long long i = i0 + rr;
@@ -249,6 +272,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
   if (p.local_stats) {
     const T* scores = static_cast<const T*>(p.scores);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    #pragma unroll 1
     for (int pair = warp; pair < halo_rows * p.C; pair += kWarps) {
       const int pr = pair / p.C, c = pair - pr * p.C;
       const long long ip = i0 - p.r + pr;
@@ -266,6 +290,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
       __threadfence();
     }
     __syncthreads();
+    #pragma unroll 1
     for (int pair = threadIdx.x; pair < halo_rows * p.C; pair += kThreads) {
       const int pr = pair / p.C, c = pair - pr * p.C;
       const long long ip = i0 - p.r + pr;
@@ -276,123 +301,149 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
   __syncthreads();
 }
 
-// Probability of score (ip, jp) of channel c with the row's statistics; 0 outside the causal
-// region and outside the tensor (the convolution's zero padding).
+// ---- probability tile ----------------------------------------------------------------------------
+// p = 2^(s*log2e - max) / sum for rows i0-r .. i0+R+r-1 and columns j0-r .. j0+TJ+r-1 of
+// channels [c0, c0+nch): 0 outside the causal region and outside the tensor (the convolution's
+// zero padding), and for channels >= C (padding). Element (row, column, channel) goes to
+// dst[row*s_row + column*s_col + channel*s_ch]. A warp takes two (row, channel) rows at a time,
+// lanes over columns; all ten loads of a lane are issued before any is used.
+constexpr int kColChunks = 5;  // lanes x 5 = 160 >= TJ + 2r for TJ <= 128, r <= 5
 template <class T>
-__device__ __forceinline__ float prob(const FusedParams& p, const T* plane, const float2* st, int pr, long long ip,
-                                      long long jp, int c) {
-  if (ip < 0 || ip >= p.S || jp < 0 || jp > ip) return 0.f;
-  const float2 s = st[pr * p.C + c];
-  return ex2(to_f(plane[ip * p.S + jp]) * kLog2e - s.x) * s.y;
+__device__ void fill_probabilities(const FusedParams& p, const float2* st, T* dst, int b, long long i0, long long j0,
+                                   int c0, int nch, int s_row, int s_col, int s_ch) {
+  const T* scores = static_cast<const T*>(p.scores);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int tasks = (p.R + 2 * p.r) * nch;
+  #pragma unroll 1
+  for (int t0 = warp; t0 < tasks; t0 += 2 * kWarps) {
+    float raw[2][kColChunks];
+    unsigned live = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int task = t0 + h * kWarps;
+      const int pr = task / nch, c = c0 + task - pr * nch;
+      const long long ip = i0 - p.r + pr;
+      const bool row_ok = task < tasks && c < p.C && ip >= 0 && ip < p.S;
+      const T* src = scores + (row_ok ? ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S : 0);
+#pragma unroll
+      for (int q = 0; q < kColChunks; ++q) {
+        const int pc = lane + 32 * q;
+        const long long jp = j0 - p.r + pc;
+        const bool ok = row_ok && pc < p.PW && jp >= 0 && jp <= ip;
+        raw[h][q] = ok ? to_f(src[jp]) : 0.f;
+        live |= (ok ? 1u : 0u) << (h * kColChunks + q);
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int task = t0 + h * kWarps;
+      if (task >= tasks) break;
+      const int pr = task / nch, cl = task - pr * nch, c = c0 + cl;
+      const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 0.f);
+#pragma unroll
+      for (int q = 0; q < kColChunks; ++q) {
+        const int pc = lane + 32 * q;
+        if (pc >= p.PW) break;
+        const bool ok = (live >> (h * kColChunks + q)) & 1u;
+        dst[pr * s_row + pc * s_col + cl * s_ch] = from_f<T>(ok ? ex2(raw[h][q] * kLog2e - sv.x) * sv.y : 0.f);
+      }
+    }
+  }
 }
 
 // ---- conv item, tensor-core path ---------------------------------------------------------------
-template <class T, int WN>
+// The tile's R x TJ positions times NT*8 heads, contracted over K*K*Cp on mma.m16n8k16: A is
+// the probability tile read in place (im2col by address offsets), B the weight fragments. A
+// warp owns TJ/8 m-tiles (16 positions each) x NT n-tiles: at most 16 accumulator tiles.
+template <class T, int NT>
 __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, int tile) {
+  // m-tiles per warp at most: 8 accumulator tiles (32 registers), 16 for NT = 8 (TJ = 16).
+  constexpr int MW = NT >= 4 ? 2 : 8 / NT;
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   tile_stats<T>(p, smem, b, i0);
-  const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
-  const T* scores = static_cast<const T*>(p.scores);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
-  const int halo_rows = p.R + 2 * p.r, pitch_h = 2 * p.pitch_w;
-  // Probability tile [row][column][channel], channels padded to Cp with zeros. Consecutive
-  // threads take consecutive columns of one (row, channel): coalesced reads of the scores. The
-  // loads of kBatch elements are issued before any is used, so their L2 latencies overlap.
-  const int n_el = halo_rows * p.Cp * p.PW;
-  constexpr int kBatch = 8;
-  for (int e0 = threadIdx.x; e0 < n_el; e0 += kThreads * kBatch) {
-    float raw[kBatch];
-    int where[kBatch];
-#pragma unroll
-    for (int x = 0; x < kBatch; ++x) {
-      const int e = e0 + x * kThreads;
-      const int pc = e % p.PW, rc = e / p.PW;
-      const int c = rc % p.Cp, pr = rc / p.Cp;
-      const long long ip = i0 - p.r + pr, jp = j0 - p.r + pc;
-      const bool live = e < n_el && c < p.C && ip >= 0 && ip < p.S && jp >= 0 && jp <= ip;
-      raw[x] = live ? to_f(scores[((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S + jp]) : 0.f;
-      // Where the value goes, and the statistics row; -1: outside the tile, -2: a zero.
-      where[x] = e < n_el ? (live ? e : -2 - e) : -1;
-    }
-#pragma unroll
-    for (int x = 0; x < kBatch; ++x) {
-      if (where[x] == -1) continue;
-      const bool live = where[x] >= 0;
-      const int e = live ? where[x] : -2 - where[x];
-      const int pc = e % p.PW, rc = e / p.PW;
-      const int c = rc % p.Cp, pr = rc / p.Cp;
-      float v = 0.f;
-      if (live) {
-        const float2 s = st[pr * p.C + c];
-        v = ex2(raw[x] * kLog2e - s.x) * s.y;
-      }
-      ptile[(pr * p.PW + pc) * pitch_h + c] = from_f<T>(v);
-    }
-  }
+  const int pitch_h = 2 * p.pitch_w;
+  fill_probabilities<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0, 0, p.Cp,
+                        p.PW * pitch_h, pitch_h, 1);
   __syncthreads();
 
   const unsigned* pw = reinterpret_cast<const unsigned*>(ptile);
-  const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
+  uint2* wf = reinterpret_cast<uint2*>(smem + p.sm_w);
   const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
-  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
-  const int yp = p.TJ + 8;  // staging row pitch (elements)
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int col_tiles = p.TJ / 16;
-  const int m_tiles = p.R * col_tiles, per_warp = m_tiles / kWarps;
-  constexpr int WM = 4;
-  for (int mg = 0; mg < per_warp; mg += WM) {
-    int base0[WM], rho[WM], gam[WM];
+  // An m-tile is 16 rows of A: 16 positions H columns apart (row g: column H*g); it covers 16*H
+  // columns of one output row. col_tiles m-tiles per row (a power of two).
+  const int span = 16 * p.H, col_tiles = p.TJ / span, per_warp = p.R * col_tiles / kWarps;
+  const int ct_shift = __ffs(col_tiles) - 1;
+  // A-fragment word address of m-tile mt, row g: consecutive m-tiles of a warp walk along a
+  // row's column blocks, then on to the next row.
+  const int m0 = warp * per_warp;
+  auto base_of = [&](int mt) {
+    const int m = m0 + mt;
+    return ((m >> ct_shift) * p.PW + (m & (col_tiles - 1)) * span + p.H * g) * p.pitch_w;
+  };
+  float acc[MW][NT][4];
 #pragma unroll
-    for (int wm = 0; wm < WM; ++wm) {
-      const int m = warp * per_warp + mg + wm;
-      rho[wm] = m / col_tiles;
-      gam[wm] = (m - rho[wm] * col_tiles) * 16;
-      base0[wm] = (rho[wm] * p.PW + gam[wm] + g) * p.pitch_w;
+  for (int mt = 0; mt < MW; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) acc[mt][nt][x] = 0.f;
+  for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+    const int kend = min(kc + p.kchunk, p.ksteps);
+    if (p.kchunk < p.ksteps) {  // weights stream through shared memory chunk by chunk
+      __syncthreads();
+      load_weight_fragments<T>(p, wf, kc, kend);
+      __syncthreads();
     }
-    for (int ng = 0; ng < p.NT; ng += WN) {
-      float acc[WM][WN][4];
+#pragma unroll 1
+    for (int s = kc; s < kend; ++s) {
+      const int off0 = koff[s * 8 + t * 2], off1 = koff[s * 8 + t * 2 + 1];
+      uint2 bf[NT];
 #pragma unroll
-      for (int wm = 0; wm < WM; ++wm)
+      for (int nt = 0; nt < NT; ++nt) bf[nt] = wf[((s - kc) * NT + nt) * 32 + lane];
 #pragma unroll
-        for (int wn = 0; wn < WN; ++wn)
+      for (int mt = 0; mt < MW; ++mt) {
+        if (mt >= per_warp) break;
+        const int b0 = base_of(mt), b1 = b0 + 8 * p.H * p.pitch_w;
+        const unsigned a[4] = {pw[b0 + off0], pw[b1 + off0], pw[b0 + off1], pw[b1 + off1]};
 #pragma unroll
-          for (int x = 0; x < 4; ++x) acc[wm][wn][x] = 0.f;
-      for (int s = 0; s < p.ksteps; ++s) {
-        const int off0 = koff[s * 8 + t * 2], off1 = koff[s * 8 + t * 2 + 1];
-        unsigned a[WM][4];
-#pragma unroll
-        for (int wm = 0; wm < WM; ++wm) {
-          const int b0 = base0[wm], b1 = base0[wm] + 8 * p.pitch_w;
-          a[wm][0] = pw[b0 + off0];
-          a[wm][1] = pw[b1 + off0];
-          a[wm][2] = pw[b0 + off1];
-          a[wm][3] = pw[b1 + off1];
-        }
-#pragma unroll
-        for (int wn = 0; wn < WN; ++wn) {
-          const int nt = ng + wn;
-          if (nt >= p.NT) break;
-          const uint2 bf = p.w_in_smem ? wf[(s * p.NT + nt) * 32 + lane] : weight_fragment<T>(p, s, nt, lane);
-#pragma unroll
-          for (int wm = 0; wm < WM; ++wm) mma16816<T>(acc[wm][wn], a[wm], bf.x, bf.y);
-        }
+        for (int nt = 0; nt < NT; ++nt) mma16816<T>(acc[mt][nt], a, bf[nt].x, bf[nt].y);
       }
-      // Accumulators to the staging tile: bias added, zeros above the diagonal.
+    }
+  }
+  // Accumulators to the staging tile [head][row][column]: bias added, zeros above the diagonal.
+  // Accumulator x of n-tile nt is D[A row g + 8*(x>>1)][n = nt*8 + 2t + (x&1)]; with H > 1
+  // (then NT = 1), n = (head o, column offset h) and x, x+1 are adjacent columns of one head.
+  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
+  const int yp = p.TJ + 8, ryp = p.R * yp;
+  const int o_t = (2 * t) / p.H, h_t = 2 * t - o_t * p.H;  // H > 1: this thread's head, column
 #pragma unroll
-      for (int wm = 0; wm < WM; ++wm) {
-        const long long i = i0 + rho[wm];
+  for (int mt = 0; mt < MW; ++mt) {
+    if (mt >= per_warp) break;
+    const int m = m0 + mt, rho = m >> ct_shift;
+    const int col0 = (m & (col_tiles - 1)) * span + p.H * g;  // column of A row g
+    const long long jrel = j0 + col0 - (i0 + rho);           // j - i at that column
+    T* row = ys + rho * yp + col0;
 #pragma unroll
-        for (int wn = 0; wn < WN; ++wn) {
+    for (int half = 0; half < 2; ++half) {
+      const int dc = half * 8 * p.H;  // A row g + 8
+      if (NT == 1 && p.H > 1) {
+        if (o_t < p.O) {
+          const long long d = jrel + dc + h_t;
+          const float bo = bias_s[o_t];
+          const unsigned lo = bits16(from_f<T>(d <= 0 ? acc[mt][0][2 * half] + bo : 0.f));
+          const unsigned hi = bits16(from_f<T>(d + 1 <= 0 ? acc[mt][0][2 * half + 1] + bo : 0.f));
+          *reinterpret_cast<unsigned*>(row + o_t * ryp + dc + h_t) = lo | (hi << 16);
+        }
+      } else {
+        const bool keep = jrel + dc <= 0;
 #pragma unroll
-          for (int x = 0; x < 4; ++x) {
-            const int n = (ng + wn) * 8 + 2 * t + (x & 1);
-            const int gcol = gam[wm] + g + (x >= 2 ? 8 : 0);
-            if (ng + wn < p.NT && n < p.O) {
-              const long long j = j0 + gcol;
-              ys[(n * p.R + rho[wm]) * yp + gcol] = from_f<T>(j <= i ? acc[wm][wn][x] + bias_s[n] : 0.f);
-            }
-          }
+        for (int nt = 0; nt < NT; ++nt) {
+          const int n = nt * 8 + 2 * t;
+          if (n < p.O) row[n * ryp + dc] = from_f<T>(keep ? acc[mt][nt][2 * half] + bias_s[n] : 0.f);
+          if (n + 1 < p.O) row[(n + 1) * ryp + dc] = from_f<T>(keep ? acc[mt][nt][2 * half + 1] + bias_s[n + 1] : 0.f);
         }
       }
     }
@@ -401,6 +452,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   // Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
   T* y = static_cast<T*>(p.y);
   const int vecs = p.TJ / 8;
+  #pragma unroll 1
   for (int e = threadIdx.x; e < p.O * p.R * vecs; e += kThreads) {
     const int v = e % vecs, orow = e / vecs;
     const int rr = orow % p.R, o = orow / p.R;
@@ -411,6 +463,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
     if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
       *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
     } else {
+#pragma unroll 1
       for (int x = 0; x < 8 && j + x < p.S; ++x) dst[x] = src[x];
     }
   }
@@ -419,25 +472,20 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 
 // ---- conv item, fp32 FMA path --------------------------------------------------------------------
 // 256 threads = 16 rows x 16 groups of 8 columns (TJ = 128); each thread accumulates 8 columns x
-// 4 heads at a time. KT > 0: the kernel width at compile time (registers hold the row window).
+// 4 heads at a time, over channel groups of CG (one probability tile per group). KT > 0: the
+// kernel width at compile time (registers hold the row window).
 template <int KT>
 __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   tile_stats<float>(p, smem, b, i0);
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
-  const float* scores = static_cast<const float*>(p.scores);
   float* pt = reinterpret_cast<float*>(smem + p.sm_p);
   const int halo_rows = p.R + 2 * p.r, pwp = (p.PW + 3) / 4 * 4;
-  // Probability tile [channel][row][column].
-  const int n_el = p.C * halo_rows * p.PW;
-  for (int e = threadIdx.x; e < n_el; e += kThreads) {
-    const int pc = e % p.PW, rc = e / p.PW;
-    const int pr = rc % halo_rows, c = rc / halo_rows;
-    const long long ip = i0 - p.r + pr, jp = j0 - p.r + pc;
-    pt[(c * halo_rows + pr) * pwp + pc] =
-        prob(p, scores + (static_cast<long long>(b) * p.C + c) * p.S * p.S, st, pr, ip, jp, c);
+  const bool one_tile = p.C <= p.CG;
+  if (one_tile) {
+    fill_probabilities<float>(p, st, pt, b, i0, j0, 0, p.C, pwp, 1, halo_rows * pwp);
+    __syncthreads();
   }
-  __syncthreads();
   const float* ws = reinterpret_cast<const float*>(smem + p.sm_w);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
   const int rho = threadIdx.x >> 4, g0 = (threadIdx.x & 15) * 8;
@@ -451,37 +499,45 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     for (int x = 0; x < 8; ++x)
 #pragma unroll
       for (int oo = 0; oo < 4; ++oo) acc[x][oo] = 0.f;
-    for (int c = 0; c < p.C; ++c) {
-      const float* wc = ws + (oc * p.C + c) * KK;  // weight [oc + oo][c][u][v] at wc[oo*C*KK + u*K + v]
-      if constexpr (KT > 0) {
+    for (int cg = 0; cg < p.C; cg += p.CG) {
+      if (!one_tile) {
+        __syncthreads();
+        fill_probabilities<float>(p, st, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp, 1, halo_rows * pwp);
+        __syncthreads();
+      }
+      for (int cl = 0; cl < min(p.CG, p.C - cg); ++cl) {
+        const int c = cg + cl;
+        const float* wc = ws + (oc * p.C + c) * KK;  // weight [oc + oo][c][u][v] at wc[oo*C*KK + u*K + v]
+        if constexpr (KT > 0) {
 #pragma unroll
-        for (int u = 0; u < KT; ++u) {
-          const float* row = pt + (c * halo_rows + rho + u) * pwp + g0;
-          float win[8 + KT - 1];
+          for (int u = 0; u < KT; ++u) {
+            const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+            float win[8 + KT - 1];
 #pragma unroll
-          for (int x = 0; x < 8 + KT - 1; ++x) win[x] = row[x];
+            for (int x = 0; x < 8 + KT - 1; ++x) win[x] = row[x];
 #pragma unroll
-          for (int v = 0; v < KT; ++v) {
-            float wv[4];
+            for (int v = 0; v < KT; ++v) {
+              float wv[4];
 #pragma unroll
-            for (int oo = 0; oo < 4; ++oo) wv[oo] = wc[oo * p.C * KK + u * KT + v];
+              for (int oo = 0; oo < 4; ++oo) wv[oo] = wc[oo * p.C * KK + u * KT + v];
 #pragma unroll
-            for (int x = 0; x < 8; ++x)
+              for (int x = 0; x < 8; ++x)
 #pragma unroll
-              for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], win[x + v], acc[x][oo]);
+                for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], win[x + v], acc[x][oo]);
+            }
           }
-        }
-      } else {
-        for (int u = 0; u < K; ++u) {
-          const float* row = pt + (c * halo_rows + rho + u) * pwp + g0;
-          for (int v = 0; v < K; ++v) {
-            float wv[4];
+        } else {
+          for (int u = 0; u < K; ++u) {
+            const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+            for (int v = 0; v < K; ++v) {
+              float wv[4];
 #pragma unroll
-            for (int oo = 0; oo < 4; ++oo) wv[oo] = wc[oo * p.C * KK + u * K + v];
+              for (int oo = 0; oo < 4; ++oo) wv[oo] = wc[oo * p.C * KK + u * K + v];
 #pragma unroll
-            for (int x = 0; x < 8; ++x)
+              for (int x = 0; x < 8; ++x)
 #pragma unroll
-              for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], row[x + v], acc[x][oo]);
+                for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], row[x + v], acc[x][oo]);
+            }
           }
         }
       }
@@ -518,6 +574,7 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
   constexpr int per_vec = 16 / sizeof(T);
   const long long vecs = (c1 - c0 + per_vec - 1) / per_vec;
   T* y = static_cast<T*>(p.y);
+  #pragma unroll 1
   for (long long e = threadIdx.x; e < static_cast<long long>(p.O) * rows * vecs; e += kThreads) {
     const long long v = e % vecs, orow = e / vecs;
     const int rr = static_cast<int>(orow % rows), o = static_cast<int>(orow / rows);
@@ -526,13 +583,14 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
     if (j + per_vec <= c1 && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
       *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
     } else {
+#pragma unroll 1
       for (long long x = j; x < min(j + per_vec, c1); ++x) dst[x - j] = from_f<T>(0.f);
     }
   }
 }
 
 // ---- the kernel ----------------------------------------------------------------------------------
-template <class T, bool MMA, int WN, int KT>
+template <class T, bool MMA, int NT, int KT>
 __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   switch (it.x) {
     case kStatsItem: {
@@ -542,7 +600,7 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
       break;
     }
     case kConvItem:
-      if constexpr (MMA) conv_item_mma<T, WN>(p, smem, it.y, it.z, it.w);
+      if constexpr (MMA) conv_item_mma<T, NT>(p, smem, it.y, it.z, it.w);
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
     default: {
@@ -553,13 +611,13 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   }
 }
 
-template <class T, bool MMA, int WN, int KT>
+template <class T, bool MMA, int NT, int KT>
 __global__ void __launch_bounds__(kThreads) fused_kernel(const FusedParams p) {
   extern __shared__ __align__(16) char smem[];
   setup_block<T, MMA>(p, smem);
   __syncthreads();
   if (p.local_stats) {  // no dependencies between items: one item per block
-    run_item<T, MMA, WN, KT>(p, smem, p.items[blockIdx.x]);
+    run_item<T, MMA, NT, KT>(p, smem, p.items[blockIdx.x]);
     return;
   }
   __shared__ unsigned next;
@@ -572,7 +630,7 @@ __global__ void __launch_bounds__(kThreads) fused_kernel(const FusedParams p) {
     // Take the next ticket now so its latency hides behind this item. Tickets are taken in
     // order and an item only waits on smaller tickets, whose holders are running: no deadlock.
     if (threadIdx.x == 0) next = atomicAdd(p.ticket, 1u);
-    run_item<T, MMA, WN, KT>(p, smem, p.items[cur]);
+    run_item<T, MMA, NT, KT>(p, smem, p.items[cur]);
     __syncthreads();
   }
   // The last block out resets the counters for the next call (graph replays included).

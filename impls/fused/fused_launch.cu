@@ -11,11 +11,12 @@ namespace {
 using KernelFn = void (*)(FusedParams);
 
 template <class T>
-KernelFn mma_kernel(int wn) {
-  switch (wn) {
+KernelFn mma_kernel(int nt) {
+  switch (nt) {
     case 1: return fused_kernel<T, true, 1, 0>;
     case 2: return fused_kernel<T, true, 2, 0>;
-    default: return fused_kernel<T, true, 4, 0>;
+    case 4: return fused_kernel<T, true, 4, 0>;
+    default: return fused_kernel<T, true, 8, 0>;
   }
 }
 
@@ -30,8 +31,8 @@ KernelFn fma_kernel(int kt) {
 
 KernelFn pick(const FusedPlan& plan, DType dtype) {
   switch (dtype) {
-    case DType::bf16: return mma_kernel<__nv_bfloat16>(plan.WN);
-    case DType::fp16: return mma_kernel<__half>(plan.WN);
+    case DType::bf16: return mma_kernel<__nv_bfloat16>(plan.p.NT);
+    case DType::fp16: return mma_kernel<__half>(plan.p.NT);
     case DType::fp32: return fma_kernel(plan.KT);
   }
   throw std::logic_error("fused: unknown dtype");

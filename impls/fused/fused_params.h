@@ -25,10 +25,15 @@ struct FusedParams {
   // Tensor-core (mma) layout: channels padded to Cp (even); the probability tile stores Cp
   // values per (row, column) with a column pitch of pitch_w 32-bit words; PW = TJ + 2r columns.
   int Cp, pitch_w, PW;
-  int NT;      // n-tiles of 8 output heads
-  int ksteps;  // k-steps of 16 over the contraction K*K*Cp (padded)
-  int Kreal;   // K*K*Cp, the unpadded contraction length
-  int w_in_smem;    // weights as mma fragments in shared memory (else read from global)
+  int NT;      // n-tiles of 8 output heads (a template parameter of the kernel too)
+  // Column interleave for few heads (heads_out <= 4): the 8 n-columns of an n-tile are
+  // (head, h) with h < H = 8/O4, and output column h of a position pair reads the window shifted
+  // by h, so one mma produces H columns per row of A. KW = K + H - 1 window columns.
+  int H, KW;
+  int ksteps;  // k-steps of 16 over the contraction K*KW*Cp (padded)
+  int Kreal;   // K*KW*Cp, the unpadded contraction length
+  int kchunk;  // k-steps of weight fragments held in shared memory at a time (= ksteps: all)
+  int CG;      // fp32 path: channels per probability tile
   int local_stats;  // each block computes the statistics of the rows it needs (small seq)
   const int4* items;  // {type, b, band, chunk}
   int n_items;

@@ -1,7 +1,6 @@
 #include "impls/fused/fused_plan.h"
 
 #include <fmt/core.h>
-
 #include <vector_functions.h>
 
 #include <algorithm>
@@ -9,12 +8,11 @@
 namespace mtabench::fused {
 
 namespace {
-constexpr int kRows = 16;            // R: rows per band; >= 2r for every k <= 11, so a band's
-                                     // halo needs only the neighbouring bands' statistics
-constexpr int kZeroCols = 2048;      // columns per zero item
-constexpr int kLookahead = 2;        // bands by which statistics run ahead of convolution
-constexpr int kLocalMaxSeq = 256;    // up to here a block computes its own rows' statistics
-constexpr int kMaxWeightSmem = 112 * 1024;
+constexpr int kRows = 16;          // R: rows per band; >= 2r for every k <= 11, so a tile's halo
+                                   // needs only the neighbouring bands' statistics
+constexpr int kZeroCols = 2048;    // columns per zero item
+constexpr int kLocalMaxSeq = 256;  // up to here a block computes its own rows' statistics
+constexpr int kFmaChannels = 8;    // fp32 path: channels per probability tile
 int align16(int x) { return (x + 15) / 16 * 16; }
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 }  // namespace
@@ -33,12 +31,12 @@ int zero_chunks(const FusedParams& p, int q) {
 }
 
 std::string FusedPlan::describe() const {
-  return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} Cp={} NT={} ksteps={} w_in_smem={} smem={}B",
+  return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} Cp={} NT={} ksteps={} kchunk={} smem={}B",
                      mma ? "mma" : "fma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
-                     p.w_in_smem, p.sm_total);
+                     p.kchunk, p.sm_total);
 }
 
-FusedPlan make_plan(const Workload& w, int smem_optin) {
+FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
   FusedPlan plan;
   FusedParams& p = plan.p;
   plan.mma = w.dtype != DType::fp32;
@@ -50,17 +48,18 @@ FusedPlan make_plan(const Workload& w, int smem_optin) {
   p.r = w.r();
   p.R = kRows;
   p.Cp = p.C + (p.C & 1);
-  // Wider tiles amortise the 2r-column halo; with many channels the probability tile grows as
-  // TJ * Cp, so it narrows to stay in shared memory.
-  p.TJ = !plan.mma ? 128 : (p.Cp <= 8 ? 128 : (p.Cp <= 16 ? 64 : 32));
-  p.PW = p.TJ + 2 * p.r;
   // 32-bit words per probability-tile column: Cp/2, plus 4 when that is a multiple of 8, so the
   // 8 columns a warp's A-fragment load touches fall in different banks.
   p.pitch_w = p.Cp / 2 + ((p.Cp / 2) % 8 == 0 ? 4 : 0);
-  p.NT = (p.O + 7) / 8;
-  p.Kreal = p.K * p.K * p.Cp;
+  // n-tiles of 8 heads, rounded up to the kernel's instances (1, 2, 4, 8); extra tiles meet
+  // zero weights and are never stored.
+  p.NT = 1;
+  while (p.NT * 8 < p.O) p.NT *= 2;
+  p.H = p.O <= 1 ? 8 : p.O <= 2 ? 4 : p.O <= 4 ? 2 : 1;
+  p.KW = p.K + p.H - 1;
+  p.Kreal = p.K * p.KW * p.Cp;
   p.ksteps = (p.Kreal + 15) / 16;
-  plan.WN = p.NT == 1 ? 1 : (p.NT == 2 ? 2 : 4);
+  p.CG = std::min(p.C, kFmaChannels);
   plan.KT = (!plan.mma && (p.K == 3 || p.K == 5 || p.K == 7)) ? p.K : 0;
   // About 32K scores per stats item whatever the channel count.
   int cs = 1024;
@@ -69,13 +68,22 @@ FusedPlan make_plan(const Workload& w, int smem_optin) {
   p.ZC = kZeroCols;
   p.Q = static_cast<int>(ceil_div(p.S, p.R));
   p.local_stats = p.S <= kLocalMaxSeq ? 1 : 0;
+  if (plan.mma && p.NT > 8) {
+    plan.why_not = fmt::format("heads_out {} > 64", p.O);
+    return plan;
+  }
 
   const int halo_rows = p.R + 2 * p.r;
-  const std::size_t elem = dtype_size(w.dtype);
-  auto layout = [&](bool w_smem) {
+  const int elem = static_cast<int>(dtype_size(w.dtype));
+  // A warp keeps 16 accumulator tiles (64 registers): TJ/8 m-tiles x NT n-tiles, so the widest
+  // tile is 128 / NT columns. Narrower when the probability tile or weights do not fit.
+  auto layout = [&](int tj, int kchunk) {
+    p.TJ = tj;
+    p.PW = tj + 2 * p.r;
+    p.kchunk = kchunk;
     int off = 0;
     p.sm_w = off;
-    if (plan.mma) off += w_smem ? align16(p.ksteps * p.NT * 32 * 8) : 0;
+    if (plan.mma) off += align16(kchunk * p.NT * 32 * 8);
     else off += align16(((p.O + 3) / 4 * 4) * p.C * p.K * p.K * 4);
     p.sm_bias = off;
     off += align16(((p.O + 7) / 8 * 8) * 4);
@@ -85,35 +93,62 @@ FusedPlan make_plan(const Workload& w, int smem_optin) {
     off += align16(halo_rows * p.C * 8);
     p.sm_p = off;
     if (plan.mma) off += align16(halo_rows * p.PW * p.pitch_w * 4);
-    else off += align16(p.C * halo_rows * ((p.PW + 3) / 4 * 4) * 4);
+    else off += align16(p.CG * halo_rows * ((p.PW + 3) / 4 * 4) * 4);
     p.sm_y = off;
-    if (plan.mma) off += align16(p.O * p.R * (p.TJ + 8) * static_cast<int>(elem));
+    if (plan.mma) off += align16(p.O * p.R * (tj + 8) * elem);
     p.sm_total = off;
+    return off <= smem_optin;
   };
-  p.w_in_smem = plan.mma && p.ksteps * p.NT * 32 * 8 <= kMaxWeightSmem ? 1 : 0;
-  layout(p.w_in_smem != 0);
-  if (p.sm_total > smem_optin && p.w_in_smem) {
-    p.w_in_smem = 0;
-    layout(false);
-  }
-  if (p.sm_total > smem_optin)
-    plan.why_not = fmt::format("needs {} bytes of shared memory per block (k {}, heads {}/{}), the device allows {}",
-                               p.sm_total, p.K, p.C, p.O, smem_optin);
-
-  // Work order. Statistics of band t are produced while the convolution of band t - kLookahead
-  // is consumed, so every item waits only on items earlier in the order (blocks take items
-  // strictly in order, so the wait always ends) and the rows a tile re-reads are still in L2.
-  // Batches interleave so that bands of all batches progress together.
-  auto push = [&](int type, int b, int q, int j) { plan.items.push_back(make_int4(type, b, q, j)); };
-  for (int t = 0; t < p.Q + (p.local_stats ? 0 : kLookahead); ++t) {
-    for (int b = 0; b < p.B; ++b) {
-      if (!p.local_stats && t < p.Q)
-        for (int j = 0; j < stats_chunks(p, t); ++j) push(kStatsItem, b, t, j);
-      const int q = p.local_stats ? t : t - kLookahead;
-      if (q < 0 || q >= p.Q) continue;
-      for (int j = 0; j < lower_tiles(p, q); ++j) push(kConvItem, b, q, j);
-      for (int j = 0; j < zero_chunks(p, q); ++j) push(kZeroItem, b, q, j);
+  bool fits = false;
+  if (plan.mma) {
+    // A warp holds 8 accumulator tiles (16 when NT = 8): per_warp = 2 * TJ / (16 H) m-tiles x NT
+    // n-tiles. So TJ = 16 H * max(1, 4 / NT), at most 128 (PW <= 160 for the tile fill), and
+    // narrower (down to one m-tile of 16 H columns) when shared memory is short.
+    const int widest = std::min(128, 16 * p.H * std::max(1, 4 / p.NT));
+    for (int tj = widest; tj >= 16 * p.H && !fits; tj /= 2) {
+      // All weights if they fit, else the largest chunk of k-steps that does.
+      for (int kc = p.ksteps; kc >= 1 && !fits; kc = kc > 8 ? kc / 2 : kc - 1) fits = layout(tj, kc);
     }
+  } else {
+    fits = layout(128, 0);
+  }
+  if (!fits) {
+    plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,
+                               p.K, p.C, p.O);
+    return plan;
+  }
+
+  // Work order. Tiles go band by band (batches interleaved, so all batches progress together);
+  // each band's zero chunks follow its tiles. The statistics of band t are placed at least
+  // 2 x window items before the first tile that needs them (band t - 1's), so by the time that
+  // tile is taken they are long finished: tiles rarely wait, and the rows they re-read are still
+  // in L2. Every item waits only on items earlier in the order, and blocks take items in order,
+  // so every wait ends.
+  std::vector<int4> tiles;
+  std::vector<std::size_t> band_start(static_cast<std::size_t>(p.Q) + 1);
+  for (int q = 0; q < p.Q; ++q) {
+    band_start[static_cast<std::size_t>(q)] = tiles.size();
+    for (int b = 0; b < p.B; ++b) {
+      for (int j = 0; j < lower_tiles(p, q); ++j) tiles.push_back(make_int4(kConvItem, b, q, j));
+      for (int j = 0; j < zero_chunks(p, q); ++j) tiles.push_back(make_int4(kZeroItem, b, q, j));
+    }
+  }
+  band_start[static_cast<std::size_t>(p.Q)] = tiles.size();
+  const long long lead = 2ll * std::max(window, 1);
+  int next_stats = 0;  // next band whose statistics are still to be placed
+  auto place_stats_until = [&](long long position) {
+    // Bands whose first consumer (band t-1's first tile) starts within `lead` of position.
+    while (next_stats < p.Q &&
+           static_cast<long long>(band_start[static_cast<std::size_t>(std::max(next_stats - 1, 0))]) - lead <= position) {
+      for (int b = 0; b < p.B; ++b)
+        for (int j = 0; j < stats_chunks(p, next_stats); ++j)
+          plan.items.push_back(make_int4(kStatsItem, b, next_stats, j));
+      ++next_stats;
+    }
+  };
+  for (std::size_t k = 0; k < tiles.size(); ++k) {
+    if (!p.local_stats) place_stats_until(static_cast<long long>(k));
+    plan.items.push_back(tiles[k]);
   }
   p.n_items = static_cast<int>(plan.items.size());
   p.nch_max = p.local_stats ? 0 : stats_chunks(p, p.Q - 1);

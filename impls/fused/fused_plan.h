@@ -15,14 +15,15 @@ struct FusedPlan {
   FusedParams p{};           // tensor and scratch pointers are filled in at initialize/run
   std::vector<int4> items;
   bool mma = false;          // tensor cores (bf16/fp16) or fp32 FMA
-  int WN = 1;                // n-tiles per warp pass (1, 2 or 4): a template parameter
   int KT = 0;                // compile-time kernel width for the FMA path (3, 5, 7; 0 = any)
   std::size_t partials_bytes = 0, stats_bytes = 0, counter_words = 0;
   std::string why_not;       // non-empty: the workload cannot run (shared memory, sizes)
   std::string describe() const;
 };
 
-FusedPlan make_plan(const Workload& w, int smem_optin_bytes);
+// `window`: how many blocks run at once (the grid); statistics are ordered at least twice that
+// many items ahead of the first tile that waits for them.
+FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = 264);
 
 // Stats chunks, lower tiles and zero chunks of band q (rows [qR, qR+R) of one batch).
 int stats_chunks(const FusedParams& p, int q);

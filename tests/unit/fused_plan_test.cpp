@@ -98,17 +98,40 @@ TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
   EXPECT_EQ(a.p.pitch_w, 20);  // 16 words + 4: eight columns land in eight bank groups
   EXPECT_EQ(a.p.Kreal, 49 * 32);
   EXPECT_EQ(a.p.ksteps, 98);
-  EXPECT_EQ(a.WN, 4);
+  EXPECT_EQ(a.p.NT, 4);
+  EXPECT_EQ(a.p.TJ, 32);  // 16 accumulator tiles per warp: TJ/8 m-tiles x 4 n-tiles
   const FusedPlan b = make_plan(shape(3, 100, 1, 5, 3, DType::fp16), 227 * 1024);
   EXPECT_EQ(b.p.Cp, 6);  // odd channel counts pad to even: channel pairs are 32-bit words
   EXPECT_EQ(b.p.ksteps, (9 * 6 + 15) / 16);
-  EXPECT_EQ(b.WN, 1);
+  EXPECT_EQ(b.p.NT, 1);
+  const FusedPlan c = make_plan(shape(3, 100, 1, 4, 20, DType::bf16), 227 * 1024);
+  EXPECT_EQ(c.p.NT, 4);  // 20 heads: 3 n-tiles, rounded up to the kernel's 4
+}
+
+TEST(FusedPlan, LargeWeightsStreamThroughSharedMemory) {
+  const FusedPlan p = make_plan(shape(11, 4096, 1, 64, 64, DType::bf16), 227 * 1024);
+  ASSERT_TRUE(p.why_not.empty()) << p.why_not;
+  EXPECT_LT(p.p.kchunk, p.p.ksteps);
+  EXPECT_LE(p.p.sm_total, 227 * 1024);
 }
 
 TEST(FusedPlan, TooMuchSharedMemoryIsReportedNotLaunched) {
-  const FusedPlan p = make_plan(shape(11, 4096, 1, 256, 256, DType::bf16), 48 * 1024);
+  const FusedPlan p = make_plan(shape(11, 4096, 1, 64, 64, DType::bf16), 16 * 1024);
   EXPECT_FALSE(p.why_not.empty());
+  EXPECT_FALSE(make_plan(shape(3, 64, 1, 4, 65, DType::bf16), 227 * 1024).why_not.empty());  // > 64 heads out
 }
+
+TEST(FusedPlan, StatisticsLeadTheirFirstTileByTwiceTheWindow) {
+  const int window = 100;
+  const FusedPlan plan = make_plan(shape(3, 4096, 2, 4, 4, DType::bf16), 227 * 1024, window);
+  std::map<int, int> last_stats, first_conv;
+  for (int n = 0; n < plan.p.n_items; ++n) {
+    const int4 it = plan.items[n];
+    if (it.x == kStatsItem) last_stats[it.z] = n;
+    if (it.x == kConvItem && !first_conv.count(it.z)) first_conv[it.z] = n;
+  }
+  for (const auto& [q, n] : first_conv)
+    if (last_stats.count(q + 1)) EXPECT_GE(n - last_stats[q + 1], 2 * window) << "band " << q;
 
 }  // namespace
 }  // namespace mtabench::fused
