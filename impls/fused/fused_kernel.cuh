@@ -486,7 +486,9 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     fill_probabilities<float>(p, st, pt, b, i0, j0, 0, p.C, pwp, 1, halo_rows * pwp);
     __syncthreads();
   }
-  const float* ws = reinterpret_cast<const float*>(smem + p.sm_w);
+  // Weights [o][c][u][v]: in shared memory, heads padded to a multiple of 4 with zeros; or, when
+  // too many, straight from global memory (the same address in every thread: a broadcast).
+  const float* ws = p.w_global ? static_cast<const float*>(p.weight) : reinterpret_cast<const float*>(smem + p.sm_w);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
   const int rho = threadIdx.x >> 4, g0 = (threadIdx.x & 15) * 8;
   const long long i = i0 + rho;
@@ -519,7 +521,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
             for (int v = 0; v < KT; ++v) {
               float wv[4];
 #pragma unroll
-              for (int oo = 0; oo < 4; ++oo) wv[oo] = wc[oo * p.C * KK + u * KT + v];
+              for (int oo = 0; oo < 4; ++oo) wv[oo] = oc + oo < p.O ? wc[oo * p.C * KK + u * KT + v] : 0.f;
 #pragma unroll
               for (int x = 0; x < 8; ++x)
 #pragma unroll
@@ -532,7 +534,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
             for (int v = 0; v < K; ++v) {
               float wv[4];
 #pragma unroll
-              for (int oo = 0; oo < 4; ++oo) wv[oo] = wc[oo * p.C * KK + u * K + v];
+              for (int oo = 0; oo < 4; ++oo) wv[oo] = oc + oo < p.O ? wc[oo * p.C * KK + u * K + v] : 0.f;
 #pragma unroll
               for (int x = 0; x < 8; ++x)
 #pragma unroll

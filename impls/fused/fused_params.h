@@ -34,6 +34,7 @@ struct FusedParams {
   int Kreal;   // K*KW*Cp, the unpadded contraction length
   int kchunk;  // k-steps of weight fragments held in shared memory at a time (= ksteps: all)
   int CG;      // fp32 path: channels per probability tile
+  int w_global;  // fp32 path: weights read from global memory (too many for shared memory)
   int local_stats;  // each block computes the statistics of the rows it needs (small seq)
   const int4* items;  // {type, b, band, chunk}
   int n_items;

@@ -84,7 +84,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
     int off = 0;
     p.sm_w = off;
     if (plan.mma) off += align16(kchunk * p.NT * 32 * 8);
-    else off += align16(((p.O + 3) / 4 * 4) * p.C * p.K * p.K * 4);
+    else off += p.w_global ? 0 : align16(((p.O + 3) / 4 * 4) * p.C * p.K * p.K * 4);
     p.sm_bias = off;
     off += align16(((p.O + 7) / 8 * 8) * 4);
     p.sm_koff = off;
@@ -110,7 +110,12 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
       for (int kc = p.ksteps; kc >= 1 && !fits; kc = kc > 8 ? kc / 2 : kc - 1) fits = layout(tj, kc);
     }
   } else {
+    p.w_global = 0;
     fits = layout(128, 0);
+    if (!fits) {
+      p.w_global = 1;  // uniform loads through L1 instead
+      fits = layout(128, 0);
+    }
   }
   if (!fits) {
     plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,
