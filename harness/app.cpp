@@ -23,6 +23,7 @@ int run_app(int argc, char** argv, const Registry& registry) {
   cli::add_validate(app, ctx);
   cli::add_leaderboard(app, ctx);
   cli::add_compare(app, ctx);
+  cli::add_seal(app, ctx);
   cli::add_hidden(app, ctx);
   try {
     app.parse(argc, argv);

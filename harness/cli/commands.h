@@ -21,6 +21,7 @@ void add_floor(CLI::App& app, AppContext& ctx);
 void add_validate(CLI::App& app, AppContext& ctx);
 void add_leaderboard(CLI::App& app, AppContext& ctx);
 void add_compare(CLI::App& app, AppContext& ctx);
+void add_seal(CLI::App& app, AppContext& ctx);    // seal hand-written (reported) records
 void add_hidden(CLI::App& app, AppContext& ctx);  // __probe, __case: the children of `run`
 
 // The default suite when `run` gets no paths: the GPU suite, or the smoke workloads on a
