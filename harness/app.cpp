@@ -28,7 +28,8 @@ int run_app(int argc, char** argv, const Registry& registry) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version are "errors" that exit 0; every real usage error exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const InputError& e) {
     fmt::print(stderr, "mtabench: error: {}\n", e.what());
     return 2;

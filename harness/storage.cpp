@@ -113,9 +113,10 @@ void collect(const fs::path& p, std::vector<fs::path>& files, std::vector<ReadPr
   std::error_code ec;
   if (fs::is_directory(p, ec)) {
     std::vector<fs::path> found;
+    // In a folder, record files are *.jsonl; single-record *.json files are read only when named
+    // (a folder may also hold unsealed sources, like results/reported/sources/).
     for (const auto& e : fs::recursive_directory_iterator(p))
-      if (e.is_regular_file() && (e.path().extension() == ".jsonl" || e.path().extension() == ".json"))
-        found.push_back(e.path());
+      if (e.is_regular_file() && e.path().extension() == ".jsonl") found.push_back(e.path());
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   } else if (fs::exists(p, ec)) {

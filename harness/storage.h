@@ -27,8 +27,8 @@ struct RecordSet {
   std::vector<ReadProblem> problems;
 };
 
-// Reads *.jsonl (a record per line) and *.json (one record, or an array of records) files,
-// and folders of them (recursively, sorted). Every record is checked: hash and schema.
+// Reads *.jsonl (a record per line) and *.json (one record, or an array of records) files, and
+// the *.jsonl files of folders (recursively, sorted). Every record is checked: hash and schema.
 RecordSet read_records(const std::vector<std::string>& paths);
 
 // Schema + version + hash of one record; empty when valid.

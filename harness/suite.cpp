@@ -11,6 +11,7 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -164,25 +165,27 @@ SuiteResult run_suite(const std::vector<Workload>& workloads, const Registry& re
   SuiteResult res;
   std::string why;
   const bool gpu = cuda_device_available(&why);
-  std::vector<const RegistryEntry*> impls;
-  for (const auto& e : reg) {
-    if (!opt.impls.empty() && std::find(opt.impls.begin(), opt.impls.end(), std::string(e.name)) == opt.impls.end()) continue;
-    if (!gpu && e.make()->info().location != Location::host) continue;
-    impls.push_back(&e);
-  }
   for (const auto& name : opt.impls)
     if (!find_impl(reg, name)) throw std::runtime_error("unknown implementation \"" + name + "\" (see `mtabench list`)");
-  if (!gpu)
-    fmt::print(stderr, "mtabench: no GPU ({}): running the CPU implementations only{}\n", why,
-               impls.empty() ? " (none selected)" : "");
-
-  // Cases in a fixed order; a shard takes every N-th.
+  std::vector<const RegistryEntry*> impls;
+  for (const auto& e : reg)
+    if (opt.impls.empty() || std::find(opt.impls.begin(), opt.impls.end(), std::string(e.name)) != opt.impls.end())
+      impls.push_back(&e);
+  // Cases in a fixed order, and a shard takes every N-th, before anything depends on this
+  // machine: every node of a sharded run enumerates the same list.
   std::vector<Case> cases;
   std::size_t idx = 0;
   for (const auto& w : workloads)
-    for (const auto* e : impls) {
+    for (const auto* e : impls)
       if (static_cast<int>(idx++ % static_cast<std::size_t>(opt.shard_count)) == opt.shard_index) cases.push_back({&w, e});
-    }
+  if (!gpu) {
+    fmt::print(stderr, "mtabench: no GPU ({}): running the CPU implementations only\n", why);
+    cases.erase(std::remove_if(cases.begin(), cases.end(),
+                               [](const Case& c) { return c.impl->make()->info().location != Location::host; }),
+                cases.end());
+  }
+  if (!opt.isolate && opt.devices.size() > 1)
+    fmt::print(stderr, "mtabench: --no-isolate runs every case in this process, on GPU {} only\n", opt.devices[0]);
 
   const std::vector<int> devices = opt.devices.empty() ? std::vector<int>{0} : opt.devices;
   const fs::path out(opt.out_dir);
@@ -299,7 +302,7 @@ SuiteResult run_suite(const std::vector<Workload>& workloads, const Registry& re
       const bool host = c.impl->make()->info().location == Location::host;
       if (lost && !host) {
         record_arrived(synthesized_record(*c.w, *c.impl, opt.run, ctx.device, ctx.hardware_key(), kFailed,
-                                          "not run: an earlier case left the CUDA context unusable (use --isolate)"));
+                                          "not run: an earlier case left the CUDA context unusable (isolation, the default, avoids this)"));
         continue;
       }
       CaseResult cr = run_case(*c.w, *c.impl, opt.run, ctx);

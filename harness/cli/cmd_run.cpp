@@ -63,8 +63,12 @@ int execute(const RunArgs& a, AppContext& ctx, bool verify) {
   if (!a.shard.empty()) {
     const auto slash = a.shard.find('/');
     if (slash == std::string::npos) throw std::runtime_error("--shard takes I/N, e.g. 0/4");
-    o.shard_index = std::stoi(a.shard.substr(0, slash));
-    o.shard_count = std::stoi(a.shard.substr(slash + 1));
+    try {
+      o.shard_index = std::stoi(a.shard.substr(0, slash));
+      o.shard_count = std::stoi(a.shard.substr(slash + 1));
+    } catch (const std::exception&) {
+      throw std::runtime_error("--shard takes I/N with two integers, e.g. 0/4; got \"" + a.shard + "\"");
+    }
     if (o.shard_count < 1 || o.shard_index < 0 || o.shard_index >= o.shard_count)
       throw std::runtime_error("--shard I/N needs 0 <= I < N");
   }
