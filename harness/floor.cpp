@@ -42,28 +42,17 @@ std::string lower(std::string s) {
 }
 }  // namespace
 
+// By id or by the exact device name (case-insensitive). Never by a part of a name: "NVIDIA H20"
+// is not an H200, nor "NVIDIA A100-PCIE-40GB" an A10; an unknown device gets no datasheet
+// (its floor then uses measured and estimated ceilings).
 const Datasheet* find_datasheet(const std::string& q) {
-  const auto& t = datasheets();
-  for (const auto& d : t) {
-    if (d.id == q) return &d;
-    for (const auto& n : d.names)
-      if (n == q) return &d;
-  }
-  // Longest matching name wins, so "NVIDIA H100 PCIe" does not match the bare "NVIDIA H100".
-  const Datasheet* best = nullptr;
-  std::size_t best_len = 0;
   const std::string lq = lower(q);
-  for (const auto& d : t) {
-    for (const auto& n : d.names) {
-      const std::string ln = lower(n);
-      if ((lq.find(ln) != std::string::npos || ln.find(lq) != std::string::npos) && ln.size() > best_len) {
-        best = &d;
-        best_len = ln.size();
-      }
-    }
-    if (lower(d.id).find(lq) != std::string::npos && !best) best = &d;
+  for (const auto& d : datasheets()) {
+    if (lower(d.id) == lq) return &d;
+    for (const auto& n : d.names)
+      if (lower(n) == lq) return &d;
   }
-  return best;
+  return nullptr;
 }
 
 namespace {

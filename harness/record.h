@@ -11,7 +11,9 @@ namespace mtabench {
 inline constexpr int kRecordSchemaVersion = 1;
 inline constexpr const char* kRecordSchema = "mtabench-record";
 
-// Canonical text: nlohmann objects are std::maps, so dump() sorts keys; no indent, no spaces.
+// Canonical text: sorted keys, no whitespace, numbers as Python's json.dumps writes them (so any
+// reader can recompute the hash: json.dumps(r, sort_keys=True, separators=(",", ":"),
+// ensure_ascii=False)).
 std::string canonical_json(const nlohmann::json& j);
 // sha256 of the canonical record without its "record_sha256" field.
 std::string record_hash(const nlohmann::json& record);

@@ -77,10 +77,16 @@ void append_line_durable(const fs::path& path, const std::string& line) {
   const fs::path dir = path.parent_path();
   if (!dir.empty()) fs::create_directories(dir);
   const bool existed = fs::exists(path);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND, 0644);
   if (fd < 0) sys_fail("open", path);
   try {
-    write_all(fd, line + "\n", path);  // one write with O_APPEND: a whole line or (crash) a torn last line
+    // A crash may have left a torn last line: start ours on a line of its own, so the torn one
+    // stays the only casualty.
+    std::string text = line + "\n";
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    char last = '\n';
+    if (size > 0 && ::pread(fd, &last, 1, size - 1) == 1 && last != '\n') text.insert(0, "\n");
+    write_all(fd, text, path);  // one write with O_APPEND: whole lines or (crash) a torn last line
     if (::fsync(fd) != 0) sys_fail("fsync", path);
   } catch (...) {
     ::close(fd);

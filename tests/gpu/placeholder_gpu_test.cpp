@@ -1,2 +1,0 @@
-#include "gpu_test_util.h"
-TEST(GpuPlaceholder, Skips) { MTABENCH_REQUIRE_GPU(); }
