@@ -144,15 +144,20 @@ std::uint64_t fingerprint_generated(DType t, std::int64_t elems, std::uint64_t k
   return read_accumulator(acc.get(), stream);
 }
 
-std::int64_t count_written_device(const DeviceTensors& t, DType dtype, std::int64_t elems,
-                                  unsigned long long* out, unsigned long long* host_result,
-                                  cudaStream_t stream) {
+void count_written_enqueue(const DeviceTensors& t, DType dtype, std::int64_t elems,
+                           unsigned long long* out, cudaStream_t stream) {
   MTABENCH_CUDA_CALL(cudaMemsetAsync(out, 0, sizeof(unsigned long long), stream));
   if (dtype == DType::fp32)
     count_written_kernel<std::uint32_t><<<1024, 256, 0, stream>>>(static_cast<const std::uint32_t*>(t.y.get()), elems, 0xffffffffu, out);
   else
     count_written_kernel<std::uint16_t><<<1024, 256, 0, stream>>>(static_cast<const std::uint16_t*>(t.y.get()), elems, std::uint16_t{0xffff}, out);
   MTABENCH_CUDA_CHECK_LAUNCH();
+}
+
+std::int64_t count_written_device(const DeviceTensors& t, DType dtype, std::int64_t elems,
+                                  unsigned long long* out, unsigned long long* host_result,
+                                  cudaStream_t stream) {
+  count_written_enqueue(t, dtype, elems, out, stream);
   MTABENCH_CUDA_CALL(cudaMemcpyAsync(host_result, out, sizeof(unsigned long long), cudaMemcpyDeviceToHost, stream));
   MTABENCH_CUDA_CALL(cudaStreamSynchronize(stream));
   return static_cast<std::int64_t>(*host_result);

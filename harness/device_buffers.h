@@ -57,6 +57,9 @@ std::uint64_t fingerprint_generated(DType t, std::int64_t elems, std::uint64_t k
 std::int64_t count_written_device(const DeviceTensors& t, DType dtype, std::int64_t elems,
                                   unsigned long long* counter, unsigned long long* host_result,
                                   cudaStream_t stream);
+// The same count, only enqueued on `stream` into `counter` (read it after synchronizing).
+void count_written_enqueue(const DeviceTensors& t, DType dtype, std::int64_t elems,
+                           unsigned long long* counter, cudaStream_t stream);
 // Copies the inputs (and y) back to the host.
 HostInputs download_inputs(const Workload& w, const DeviceTensors& t);
 HostTensor download_output(const Workload& w, const DeviceTensors& t);

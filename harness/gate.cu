@@ -30,7 +30,8 @@ nlohmann::json GateStep::to_json(const Workload& w) const {
 }
 
 nlohmann::json StreamProbe::to_json() const {
-  return {{"ran", ran}, {"escaped", escaped}, {"call_waited", call_waited}, {"written_while_held", written_while_held}};
+  return {{"ran", ran}, {"escaped", escaped}, {"call_waited", call_waited}, {"written_while_held", written_while_held},
+          {"written_after_stream_end", written_after_stream_end}};
 }
 
 namespace {
@@ -39,7 +40,7 @@ namespace {
 class DeviceBackend final : public CaseBackend {
  public:
   DeviceBackend(const Workload& w, Implementation& impl, cudaStream_t stream, std::uint64_t seed)
-      : w_(w), impl_(impl), stream_(stream), seed_(seed), t_(w), counter_(sizeof(unsigned long long)) {
+      : w_(w), impl_(impl), stream_(stream), seed_(seed), t_(w), counter_(3 * sizeof(unsigned long long)) {
     MTABENCH_CUDA_CALL(cudaStreamCreateWithFlags(&observer_, cudaStreamNonBlocking));
     MTABENCH_CUDA_CALL(cudaHostAlloc(reinterpret_cast<void**>(&count_host_), sizeof(unsigned long long), cudaHostAllocDefault));
   }
@@ -85,23 +86,38 @@ class DeviceBackend final : public CaseBackend {
 
   // The call with the harness's stream held: everything the call enqueues on that stream waits,
   // so an output that changes meanwhile was written by work on another stream.
+  // Also counts, in stream order right after the call, how much of y the call had written when
+  // the stream reached its end: work forked elsewhere and not joined back finishes later.
   StreamProbe probe_call() override {
     StreamProbe p;
     p.ran = true;
+    const std::int64_t n = w_.y_elems();
+    auto* counter = static_cast<unsigned long long*>(counter_.get());  // observer, stream end, final
     MTABENCH_CUDA_CALL(cudaDeviceSynchronize());
+    // Once before the hold, so that the counting kernel is loaded now: with lazy module loading
+    // (the default since CUDA 12.2) its first launch waits for the device, i.e. for the hold.
+    if (count_written_device(t_, w_.dtype, n, counter, count_host_, observer_) != 0)
+      throw std::runtime_error("harness: the output was not poisoned before the probe call");
     StreamHold& hold = hold_;
     hold.hold(stream_, 0.5);
     impl_.run(args(), stream_);
+    p.call_waited = hold.timed_out();  // the call returned only after the hold gave up
+    count_written_enqueue(t_, w_.dtype, n, counter + 1, stream_);
     for (int wait_ms : {0, 2, 20}) {
+      if (p.call_waited) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-      p.written_while_held = count_written_device(t_, w_.dtype, w_.y_elems(),
-                                                  static_cast<unsigned long long*>(counter_.get()), count_host_, observer_);
-      if (p.written_while_held > 0) break;
+      const std::int64_t written = count_written_device(t_, w_.dtype, n, counter, count_host_, observer_);
+      if (hold.timed_out()) break;  // the stream ran meanwhile: the count proves nothing
+      p.written_while_held = written;
+      if (written > 0) break;
     }
     hold.release();
     MTABENCH_CUDA_CALL(cudaDeviceSynchronize());
-    p.call_waited = hold.timed_out();
-    p.escaped = p.written_while_held > 0 && !p.call_waited;
+    MTABENCH_CUDA_CALL(cudaMemcpy(count_host_, counter + 1, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    const auto at_stream_end = static_cast<std::int64_t>(*count_host_);
+    const std::int64_t in_the_end = count_written_device(t_, w_.dtype, n, counter + 2, count_host_, stream_);
+    p.written_after_stream_end = std::max<std::int64_t>(0, in_the_end - at_stream_end);
+    p.escaped = !p.call_waited && (p.written_while_held > 0 || p.written_after_stream_end > 0);
     return p;
   }
 
@@ -122,7 +138,18 @@ class HostBackend final : public CaseBackend {
  public:
   HostBackend(const Workload& w, Implementation& impl, std::uint64_t seed)
       : w_(w), impl_(impl), seed_(seed), y_(w.dtype, static_cast<std::size_t>(w.y_elems())) {}
-  void generate(InputSets sets) override { in_ = generated(sets); }
+  // New contents in the same buffers, as on the device: the pointers an implementation sees
+  // stay the same, so a result cached by pointer comes back stale and is caught.
+  void generate(InputSets sets) override {
+    HostInputs g = generated(sets);
+    if (in_.scores.bytes.empty()) {
+      in_ = std::move(g);
+      return;
+    }
+    std::copy(g.scores.bytes.begin(), g.scores.bytes.end(), in_.scores.bytes.begin());
+    std::copy(g.weight.bytes.begin(), g.weight.bytes.end(), in_.weight.bytes.begin());
+    std::copy(g.bias.bytes.begin(), g.bias.bytes.end(), in_.bias.bytes.begin());
+  }
   void poison() override { std::fill(y_.bytes.begin(), y_.bytes.end(), static_cast<unsigned char>(0xff)); }
   void call() override { impl_.run({in_.scores.data(), in_.weight.data(), in_.bias.data(), y_.data()}, nullptr); }
   void sync() override {}
@@ -232,9 +259,14 @@ std::vector<GateStep> Gate::before_timing(StreamProbe& probe) {
   steps.push_back(check_now("first call", first));
   if (probe.escaped) {
     steps.back().check.passed = false;
-    steps.back().check.cause = fmt::format(
-        "work ran outside the harness's stream: {} output elements were written while that stream was held",
-        probe.written_while_held);
+    steps.back().check.cause =
+        probe.written_while_held > 0
+            ? fmt::format("work ran outside the harness's stream: {} output elements were written while that "
+                          "stream was held",
+                          probe.written_while_held)
+            : fmt::format("work ran outside the harness's stream: {} output elements were written after that "
+                          "stream had reached the end of the call (forked and not joined back)",
+                          probe.written_after_stream_end);
   }
   if (!steps.back().passed()) return steps;
   // Same scores (same buffers, same contents), new weights and bias.

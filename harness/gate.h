@@ -42,6 +42,9 @@ struct StreamProbe {
   bool escaped = false;        // output changed while the harness held its stream
   bool call_waited = false;    // the call did not return until the hold gave up
   std::int64_t written_while_held = 0;
+  // Elements of y written after the harness's stream had reached the end of the call: work forked
+  // to another stream and never joined back (what is recorded after the call does not wait for it).
+  std::int64_t written_after_stream_end = 0;
   nlohmann::json to_json() const;
 };
 
