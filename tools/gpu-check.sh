@@ -1,48 +1,60 @@
 #!/usr/bin/env bash
-# On a GPU machine: build (Release, the local GPU's architecture), then the stages asked for,
-# each under a time limit, logs into OUT. Prints a short summary at the end.
-#   tools/gpu-check.sh OUT [build] [verify] [gputests] [suite] [ncu] [all]
-# Stages:
-#   verify    mtabench verify of every shipped workload with every implementation (gate only)
-#   gputests  ctest -L gpu (GPU unit tests, sanitizers, adversarial)
-#   suite     mtabench run of the default suite (seed, seq sweep, shapes), every implementation
-#   ncu       Nsight Compute on the fused kernel at seq 4096 and at the k7/32-head shape
+# On a GPU machine: build, then gather the figures in one pass, each stage under a time limit so
+# the whole fits one short lease. Writes at most 8 files into OUT:
+#   summary.txt   the tables of every stage, compare's verdicts, timings of the stages
+#   a.jsonl       run A: fused and cudnn on the default suite (seed, seq sweep, shapes)
+#   aref.jsonl    run A: reference on seed and the seq sweep
+#   b.jsonl       run B: fused and cudnn on seed and the sweep again (A/A with run A)
+#   gtest.log     GPU tests: cudnn, fused property test, GPU reference, timing
+#   compare.md    mtabench compare A B;   LEADERBOARD.md  from A, B and the reported records
+#   build.log
+# Usage: tools/gpu-check.sh OUT [MAX_TIME_S]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: tools/gpu-check.sh OUT [stages...]}
-shift
+out=${1:?usage: tools/gpu-check.sh OUT [MAX_TIME_S]}
+mt=${2:-0.3}
 mkdir -p "$out"
-stages=" ${*:-all} "
-want() { [[ $stages == *" $1 "* || $stages == *" all "* ]]; }
-bin=build-gpu/mtabench
-summary=()
-stage() {  # stage NAME LIMIT_S CMD...
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS
-  echo "=== $name: $*" | tee -a "$out/stages.log"
-  timeout "$limit" "$@" >"$out/$name.log" 2>&1
-  local rc=$?
-  summary+=("$name rc=$rc $((SECONDS - t0))s")
-  echo "=== $name rc=$rc in $((SECONDS - t0)) s" | tee -a "$out/stages.log"
-  tail -n 25 "$out/$name.log"
-  return $rc
-}
+B=build-gpu
+M=$B/mtabench
+S=$out/summary.txt
+t0=$SECONDS
+stage() { echo "=== [$((SECONDS - t0)) s] $*" | tee -a "$S"; }
+first_jsonl() { ls "$1"/runs/*.jsonl 2>/dev/null | head -1; }
 
-nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
-stage configure 300 cmake -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON || exit 1
-stage build 900 cmake --build build-gpu -j"$(nproc)" || exit 1
-want verify && stage verify 900 $bin verify workloads --quiet
-want gputests && stage gputests 1500 ctest --test-dir build-gpu -L gpu --output-on-failure -j1
-want suite && stage suite 1800 $bin run workloads/seed.json workloads/seq-sweep.json workloads/shapes.json \
-  --out "$out/results" --samples --quiet
-if want ncu; then
-  # One launch each (the gate's first call), replayed by Nsight Compute for its counters.
-  for w in 'sweep-seq4096$' 'k7-h32-b1-seq4096$' 'fp32-seq4096$'; do
-    stage "ncu-${w//[^a-z0-9]/}" 600 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
-      --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis -k regex:fused_kernel -c 1 \
-      $bin verify workloads --filter "$w" --impl fused --no-isolate --quiet
-  done
-fi
-echo
-printf '%s\n' "${summary[@]}"
+stage build
+{ cmake -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build $B -j"$(nproc)"; } \
+  >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,driver_version --format=csv >>"$S" 2>&1
+
+stage "run A: fused, cudnn on seed + seq-sweep + shapes (--max-time $mt)"
+timeout 200 $M run workloads/seed.json workloads/seq-sweep.json workloads/shapes.json --impl fused,cudnn \
+  --max-time "$mt" --min-time 0.1 --samples --quiet --out /tmp/mtab-a >>"$S" 2>&1
+echo "rc=$?" >>"$S"
+cp "$(first_jsonl /tmp/mtab-a)" "$out/a.jsonl"
+
+stage "run A: reference on seed + seq-sweep"
+timeout 60 $M run workloads/seed.json workloads/seq-sweep.json --impl reference --max-time "$mt" --min-time 0.1 \
+  --quiet --out /tmp/mtab-aref >>"$S" 2>&1
+echo "rc=$?" >>"$S"
+cp "$(first_jsonl /tmp/mtab-aref)" "$out/aref.jsonl"
+
+stage "GPU tests"
+timeout 70 $B/tests/mtabench_gpu_tests --gtest_filter='*Cudnn*:*ReferenceGpu*:Protocol*:L2*:FusedGpu.RandomShapes*:FusedGpu.Timed*' \
+  >"$out/gtest.log" 2>&1
+echo "rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/gtest.log" | tr '\n' ' ')" >>"$S"
+
+stage "run B (A/A): fused, cudnn on seed + seq-sweep"
+timeout 60 $M run workloads/seed.json workloads/seq-sweep.json --impl fused,cudnn --max-time "$mt" --min-time 0.1 \
+  --samples --quiet --out /tmp/mtab-b >>"$S" 2>&1
+echo "rc=$?" >>"$S"
+cp "$(first_jsonl /tmp/mtab-b)" "$out/b.jsonl"
+$M compare "$out/a.jsonl" "$out/b.jsonl" --format md --out "$out/compare.md" >>"$S" 2>&1
+echo "compare rc=$?" >>"$S"
+$M leaderboard /tmp/mtab-a/history /tmp/mtab-aref/history /tmp/mtab-b/history \
+  results/reported/rtx3090-leaderboard-page.jsonl --out /tmp/mtab-lb >>"$S" 2>&1
+cp /tmp/mtab-lb/LEADERBOARD.md "$out/LEADERBOARD.md" 2>/dev/null
+
+stage "graph mode: reference on seed and seq 4096"
+timeout 25 $M run workloads/seed.json workloads/seq-sweep.json --filter '^(seed|sweep-seq4096)$' --impl reference \
+  --graph --max-time 1 --quiet --no-records >>"$S" 2>&1
+stage done
