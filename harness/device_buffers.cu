@@ -1,4 +1,5 @@
 #include "harness/device_buffers.h"
+#include "harness/device_dtype.cuh"
 #include "harness/rng.h"
 
 #include <cuda_bf16.h>
@@ -32,19 +33,10 @@ DeviceTensors::DeviceTensors(const Workload& w)
 namespace {
 
 template <class T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-template <class T>
 __global__ void generate_kernel(T* out, std::int64_t n, std::uint64_t key, float sd) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    out[i] = from_float<T>(rng::normal(key, static_cast<std::uint64_t>(i)) * sd);
+    out[i] = from_f<T>(rng::normal(key, static_cast<std::uint64_t>(i)) * sd);
 }
 
 template <class T>
@@ -84,7 +76,7 @@ __global__ void fingerprint_generated_kernel(std::int64_t n, std::uint64_t key, 
   unsigned long long acc = 0;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    acc += fp_term(bits_of(from_float<T>(rng::normal(key, static_cast<std::uint64_t>(i)) * sd)), i);
+    acc += fp_term(bits_of(from_f<T>(rng::normal(key, static_cast<std::uint64_t>(i)) * sd)), i);
   atomicAdd(out, acc);
 }
 

@@ -8,6 +8,7 @@
 // fusing the first mask into the softmax and the bias into the last mask is what any library
 // user would write, and keeps the comparison about the convolution.
 #include "harness/cuda_check.h"
+#include "harness/device_dtype.cuh"
 #include "harness/device.h"
 #include "impls/cudnn/cudnn_composition.h"
 
@@ -29,18 +30,6 @@ namespace {
 
 // ---------------------------------------------------------------------------------------------
 // Device code
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 // Merges two online-softmax partials (running max m, sum of exp(x - m) l). An empty partial
 // has m = -inf; two of them must not produce exp(-inf - -inf) = NaN.

@@ -13,6 +13,7 @@
 // Small seq (local_stats): no stats items; a block computes the statistics of its own rows.
 // All math in fp32; probabilities are rounded to the workload dtype only as tensor-core operands
 // (as PyTorch rounds softmax output before its convolution).
+#include "harness/device_dtype.cuh"
 #include "impls/fused/fused_params.h"
 
 #include <cuda_bf16.h>
@@ -25,22 +26,6 @@ namespace mtabench::fused {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr float kLog2e = 1.4426950408889634f;
-
-// ---- element types -------------------------------------------------------------------------
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-
-__device__ __forceinline__ unsigned bits16(__half v) { return __half_as_ushort(v); }
-__device__ __forceinline__ unsigned bits16(__nv_bfloat16 v) { return __bfloat16_as_ushort(v); }
 
 // 2^x, approximate (2 ulp); 2^-inf = +0.
 __device__ __forceinline__ float ex2(float x) {

@@ -1,4 +1,5 @@
 #include "harness/cuda_check.h"
+#include "harness/device_dtype.cuh"
 #include "harness/device.h"
 #include "impls/reference/reference_gpu.h"
 
@@ -8,18 +9,6 @@
 namespace mtabench::reference {
 
 namespace {
-
-__device__ __forceinline__ float to_f(float v) { return v; }
-__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <class T>
-__device__ __forceinline__ T from_f(float v);
-template <>
-__device__ __forceinline__ float from_f<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
 
 struct Dims {
   std::int64_t S, C, O, B;
