@@ -3,6 +3,7 @@
 // and run one case in-process the way `mtabench run --no-isolate` does.
 #include "harness/device.h"
 #include "harness/runner.h"
+#include "tests/test_workload.h"
 
 #include <gtest/gtest.h>
 
@@ -41,19 +42,6 @@ inline RunOptions quick_options(bool verify_only = true) {
   o.run_id = "test";
   o.command_line = "gtest";
   return o;
-}
-
-inline Workload make_workload(int k, std::int64_t seq, std::int64_t batch, std::int64_t hin, std::int64_t hout, DType t) {
-  Workload w;
-  w.name = "test";
-  w.k = k;
-  w.seq = seq;
-  w.batch = batch;
-  w.heads_in = hin;
-  w.heads_out = hout;
-  w.dtype = t;
-  w.source = "test";
-  return w;
 }
 
 }  // namespace mtabench::testing

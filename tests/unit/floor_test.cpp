@@ -3,6 +3,7 @@
 // FLOPs and exps worked out here from SPEC §5's formulas, the issue's GFLOP figures, and the
 // datasheet table (every GPU the issue names, found by id and by name, each with a source).
 #include "harness/floor.h"
+#include "tests/test_workload.h"
 
 #include <gtest/gtest.h>
 
@@ -14,17 +15,8 @@
 namespace mtabench {
 namespace {
 
-Workload make(int k, std::int64_t seq, std::int64_t batch, std::int64_t hin, std::int64_t hout, DType t) {
-  Workload w;
-  w.name = "floor-test";
-  w.k = k;
-  w.seq = seq;
-  w.batch = batch;
-  w.heads_in = hin;
-  w.heads_out = hout;
-  w.dtype = t;
-  return w;
-}
+// The shared test workload builder, under this file's short name.
+constexpr auto make = &testing::make_workload;
 
 Ceilings bandwidth_only(double bytes_per_s) {
   Ceilings c;

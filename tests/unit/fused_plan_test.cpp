@@ -2,6 +2,7 @@
 // every band exactly once, statistics come in full sets, and every item that waits comes after
 // everything it waits for (the kernel's deadlock freedom rests on that order).
 #include "impls/fused/fused_plan.h"
+#include "tests/test_workload.h"
 
 #include <gtest/gtest.h>
 
@@ -13,16 +14,8 @@
 namespace mtabench::fused {
 namespace {
 
-Workload shape(int k, long long seq, long long batch, long long hin, long long hout, DType t) {
-  Workload w;
-  w.k = k;
-  w.seq = seq;
-  w.batch = batch;
-  w.heads_in = hin;
-  w.heads_out = hout;
-  w.dtype = t;
-  return w;
-}
+// The shared test workload builder, under this file's short name.
+constexpr auto shape = &testing::make_workload;
 
 void check_plan(const Workload& w) {
   SCOPED_TRACE(w.shape_string());

@@ -3,6 +3,7 @@
 // in fp64, written here) on random shapes, oracle_rows vs oracle_full, and the CPU implementation
 // (reference-cpu) against the oracle at the dtype tolerances.
 #include "harness/check.h"
+#include "tests/test_workload.h"
 #include "harness/oracle.h"
 #include "harness/tensors.h"
 #include "impls/reference/reference_gpu.h"
@@ -21,17 +22,8 @@
 namespace mtabench {
 namespace {
 
-Workload make(int k, std::int64_t seq, std::int64_t batch, std::int64_t hin, std::int64_t hout, DType t) {
-  Workload w;
-  w.name = "test";
-  w.k = k;
-  w.seq = seq;
-  w.batch = batch;
-  w.heads_in = hin;
-  w.heads_out = hout;
-  w.dtype = t;
-  return w;
-}
+// The shared test workload builder, under this file's short name.
+constexpr auto make = &testing::make_workload;
 
 // fp32 inputs set element by element (values chosen exactly representable).
 HostInputs empty_inputs(const Workload& w) {
