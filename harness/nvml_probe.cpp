@@ -27,6 +27,8 @@ struct Nvml {
   nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned int*) = nullptr;
   nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t*) = nullptr;
   nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
+  // Called with a zero-length array it only counts: the struct layout never matters.
+  nvmlReturn_t (*processes)(nvmlDevice_t, unsigned int*, void*) = nullptr;
 
   template <class F>
   void sym(F& f, const char* name) {
@@ -48,6 +50,8 @@ struct Nvml {
     sym(util, "nvmlDeviceGetUtilizationRates");
     sym(reasons, "nvmlDeviceGetCurrentClocksEventReasons");
     if (!reasons) sym(reasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+    sym(processes, "nvmlDeviceGetComputeRunningProcesses_v3");
+    if (!processes) sym(processes, "nvmlDeviceGetComputeRunningProcesses_v2");
     if (!init || !by_pci) {
       status = "libnvidia-ml.so.1 lacks nvmlInit_v2/nvmlDeviceGetHandleByPciBusId_v2";
       return;
@@ -87,6 +91,17 @@ NvmlReading nvml_read(const std::string& pci_bus_id) {
   unsigned long long reasons = 0;
   if (n.reasons && n.reasons(dev, &reasons) == 0) r.clock_event_reasons = reasons;
   return r;
+}
+
+std::optional<int> nvml_compute_processes(const std::string& pci_bus_id) {
+  Nvml& n = nvml();
+  nvmlDevice_t dev = nullptr;
+  if (n.status != "ok" || !n.processes || n.by_pci(pci_bus_id.c_str(), &dev) != 0) return std::nullopt;
+  constexpr int kSuccess = 0, kInsufficientSize = 7;
+  unsigned int count = 0;
+  const nvmlReturn_t rc = n.processes(dev, &count, nullptr);
+  if (rc != kSuccess && rc != kInsufficientSize) return std::nullopt;
+  return static_cast<int>(count);
 }
 
 }  // namespace mtabench

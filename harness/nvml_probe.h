@@ -18,4 +18,8 @@ struct NvmlReading {
 // Reads the device with this PCI bus id ("0000:3B:00.0").
 NvmlReading nvml_read(const std::string& pci_bus_id);
 
+// How many processes hold a CUDA context on that device (the caller included, once it has one);
+// empty where NVML cannot say.
+std::optional<int> nvml_compute_processes(const std::string& pci_bus_id);
+
 }  // namespace mtabench

@@ -1,5 +1,6 @@
 #include "harness/cuda_check.h"
 #include "harness/floor.h"
+#include "harness/nvml_probe.h"
 #include "harness/provenance.h"
 #include "harness/record.h"
 #include "harness/runner.h"
@@ -120,6 +121,7 @@ CaseResult run_case(const Workload& w, const RegistryEntry& entry, const RunOpti
     GateOptions gopt = opt.gate;
     gopt.seed = seed;
     impl->initialize(w, dev, host ? nullptr : ctx.stream);
+    if (nlohmann::json c = impl->configuration(); !c.is_null()) r["implementation"]["configuration"] = std::move(c);
     std::unique_ptr<CaseBackend> backend =
         host ? make_host_backend(w, *impl, seed) : make_device_backend(w, *impl, ctx.stream, seed);
     Gate gate(w, *backend, gopt, info.tf32);
@@ -153,8 +155,25 @@ CaseResult run_case(const Workload& w, const RegistryEntry& entry, const RunOpti
     tc.inspect = [&](std::int64_t i) { timed = gate.check_now(fmt::format("timed sample {}", i), Gate::sample_sets(i)); };
     TimingOptions topt = opt.timing;
     if (topt.progress_label.empty()) topt.progress_label = fmt::format("{} {}", info.name, w.name);
+    // Other processes with a context on this GPU: time-slicing with them would put their work
+    // into these figures, so the record says so (NVML's count includes this process).
+    auto processes = [&]() -> std::optional<int> {
+      return host ? std::nullopt : nvml_compute_processes(ctx.device->pci_bus_id);
+    };
+    const std::optional<int> procs_before = processes();
     const TimingResult tr = host ? measure_host(tc, topt) : ctx.timer->measure(tc, ctx.stream, topt);
+    const std::optional<int> procs_after = processes();
     r["timing"] = tr.to_json();
+    if (procs_before || procs_after) {
+      r["timing"]["gpu_processes"] = {{"before", procs_before ? nlohmann::json(*procs_before) : nlohmann::json()},
+                                      {"after", procs_after ? nlohmann::json(*procs_after) : nlohmann::json()}};
+      const int most = std::max(procs_before.value_or(0), procs_after.value_or(0));
+      if (most > 1)
+        r["timing"]["warnings"].push_back(fmt::format(
+            "the GPU was shared: {} other process(es) held a CUDA context on it while this case was measured "
+            "(NVML); the times may include their work",
+            most - 1));
+    }
     if (timed) r["correctness"]["timed_check"] = timed->to_json(w);
     r["floor"] = floor_block(w, info.tf32, host ? std::optional<DeviceInfo>{} : ctx.device,
                              host ? std::optional<MeasuredCeilings>{} : ctx.ceilings, tr.device.median);

@@ -60,6 +60,9 @@ class Implementation {
   // One call: read the inputs, write all of y. A device implementation enqueues its work on
   // `stream` and returns: no allocation, no host synchronization, no other stream.
   virtual void run(const TensorArgs& t, cudaStream_t stream) = 0;
+  // What initialize() chose (a kernel variant, cuDNN's algorithm, a tiling), for the record's
+  // implementation.configuration: a reader can see which code the time belongs to. Null: nothing.
+  virtual nlohmann::json configuration() const { return nullptr; }
 };
 
 using ImplFactory = std::unique_ptr<Implementation> (*)();

@@ -244,6 +244,10 @@ std::vector<cudnnConvolutionFwdAlgoPerf_t> heuristics(cudnnHandle_t h, const Des
   return r;
 }
 
+bool listed_in(const std::vector<cudnnConvolutionFwdAlgoPerf_t>& rs, cudnnConvolutionFwdAlgo_t a) {
+  return std::any_of(rs.begin(), rs.end(), [a](const auto& r) { return r.algo == a; });
+}
+
 std::string describe(const std::vector<cudnnConvolutionFwdAlgoPerf_t>& rs) {
   std::string s;
   for (const auto& r : rs)
@@ -443,6 +447,8 @@ class CudnnComposition final : public Implementation {
                                     &beta, desc_.y, scratch.y);
       if (s == CUDNN_STATUS_SUCCESS) {
         algo_ = r.algo;
+        math_ = run_math(r, w.dtype);
+        found_by_ = listed_in(found, r.algo) ? "cudnnFindConvolutionForwardAlgorithmEx" : "cudnnGetConvolutionForwardAlgorithm_v7";
         MTABENCH_CUDA_CALL(cudaStreamSynchronize(stream));
         chosen = true;
         break;
@@ -454,6 +460,18 @@ class CudnnComposition final : public Implementation {
           "cuDNN: no usable forward algorithm (find: {}; heuristics: {}; tried: {})",
           fst == CUDNN_STATUS_SUCCESS ? describe(found) : cudnnGetErrorString(fst), describe(heur),
           tried.empty() ? "none within the workspace budget" : tried));
+  }
+
+  nlohmann::json configuration() const override {
+    const char* math = math_ == CUDNN_TENSOR_OP_MATH ? "CUDNN_TENSOR_OP_MATH"
+                       : math_ == CUDNN_FMA_MATH     ? "CUDNN_FMA_MATH"
+                                                     : "CUDNN_DEFAULT_MATH";
+    return {{"cudnn_version", cudnnGetVersion()},
+            {"algorithm", algo_name(algo_)},
+            {"math_type", math},
+            {"chosen_from", found_by_},
+            {"workspace_bytes", ws_bytes_},
+            {"convolution_calls", plan_.chunks}};
   }
 
   void run(const TensorArgs& t, cudaStream_t stream) override {
@@ -520,6 +538,8 @@ class CudnnComposition final : public Implementation {
   mutable cudnnHandle_t handle_ = nullptr;
   Descriptors desc_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnMathType_t math_ = CUDNN_DEFAULT_MATH;
+  std::string found_by_;
   void* p_ = nullptr;
   void* ws_ = nullptr;
   std::size_t ws_bytes_ = 0;

@@ -18,7 +18,7 @@ class Fused final : public Implementation {
   ImplInfo info() const override {
     ImplInfo i;
     i.name = "fused";
-    i.version = "1";
+    i.version = "3";  // v3 in JOURNAL.md (records of 2026-11-29 19:07Z and earlier say "1")
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
@@ -34,14 +34,10 @@ class Fused final : public Implementation {
     if (w.heads_in > 256) return Support::no("heads_in > 256");
     if (w.dtype != DType::fp32 && w.heads_out > 64) return Support::no("heads_out > 64 (the widest tensor-core tile)");
     if (w.seq > (1ll << 20)) return Support::no("seq > 2^20");
+    if (make_small_plan(w, static_cast<int>(dev->smem_per_block_optin), dev->sm_count).why_not.empty())
+      return Support::yes();
     const FusedPlan plan = make_plan(w, static_cast<int>(dev->smem_per_block_optin));
     if (!plan.why_not.empty()) return Support::no(plan.why_not);
-    // The fp32 path faulted on the H200 for k 11, heads 42/10, seq 31 (channel-group tiles,
-    // weights from global memory, run-time k: impls/fused/JOURNAL.md, v2). Until that is found,
-    // it declares only the configurations that passed there.
-    if (w.dtype == DType::fp32 && (w.heads_in > plan.p.CG || plan.p.w_global || plan.KT == 0))
-      return Support::no("fp32 path: only up to 8 heads_in, k 3/5/7 and weights in shared memory are validated "
-                         "(a fault at k 11, heads 42/10 is open: impls/fused/JOURNAL.md)");
     const double scratch = static_cast<double>(plan.partials_bytes + plan.stats_bytes) +
                            static_cast<double>(plan.items.size()) * sizeof(int4);
     const double tensors = static_cast<double>(w.scores_elems() + w.y_elems()) * dtype_size(w.dtype);
@@ -52,9 +48,14 @@ class Fused final : public Implementation {
 
   void initialize(const Workload& w, const DeviceInfo* dev, cudaStream_t stream) override {
     dtype_ = w.dtype;
+    const int smem = static_cast<int>(dev->smem_per_block_optin);
+    small_ = make_small_plan(w, smem, dev->sm_count);
+    if (small_.why_not.empty()) {
+      prepare_small_kernel(small_, dtype_);
+      return;
+    }
     // Occupancy depends only on the tiling; the item order depends on how many blocks run at
     // once, so plan twice.
-    const int smem = static_cast<int>(dev->smem_per_block_optin);
     plan_ = make_plan(w, smem);
     const int per_sm = prepare_kernel(plan_, dtype_);
     if (per_sm < 1) throw std::runtime_error("fused: the kernel does not fit on an SM (" + plan_.describe() + ")");
@@ -81,7 +82,30 @@ class Fused final : public Implementation {
     p.done = p.ticket + 1;
   }
 
+  nlohmann::json configuration() const override {
+    if (small_.why_not.empty()) {
+      const SmallParams& s = small_.p;
+      return {{"path", "small-seq (fused_small.cuh)"},
+              {"rows_per_block", s.RB},
+              {"grid", small_.grid},
+              {"k_compile_time", small_.KT},
+              {"shared_memory_bytes", s.sm_total}};
+    }
+    return {{"path", plan_.mma ? "tensor-core work queue (fused_kernel.cuh)" : "fp32 FMA work queue (fused_kernel.cuh)"},
+            {"plan", plan_.describe()},
+            {"grid", grid_}};
+  }
+
   void run(const TensorArgs& t, cudaStream_t stream) override {
+    if (small_.why_not.empty()) {
+      SmallParams p = small_.p;
+      p.scores = t.scores;
+      p.weight = t.weight;
+      p.bias = t.bias;
+      p.y = t.y;
+      launch_small(small_, dtype_, p, stream);
+      return;
+    }
     FusedParams p = plan_.p;
     p.scores = t.scores;
     p.weight = t.weight;
@@ -98,6 +122,7 @@ class Fused final : public Implementation {
  private:
   DType dtype_ = DType::bf16;
   FusedPlan plan_;
+  SmallPlan small_;  // used when its why_not is empty
   int grid_ = 0;
   void *items_ = nullptr, *partials_ = nullptr, *stats_ = nullptr, *counters_ = nullptr;
 };

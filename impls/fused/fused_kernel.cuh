@@ -20,6 +20,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace mtabench::fused {
 
@@ -89,7 +90,9 @@ __device__ __forceinline__ void fold8(const float (&x)[8], float& m, float& l) {
 }
 
 // Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp. Two groups of eight per lane are
-// loaded before either is used, so each warp keeps 1 KB in flight.
+// loaded before either is used, so each warp keeps 1 KB in flight. (v3 tried four groups with
+// 2048-column chunks: 21% fewer instructions but 51% slower at seq 4096 -- the longer stats items
+// left warps waiting at the item's barrier: impls/fused/JOURNAL.md.)
 template <class T>
 __device__ __noinline__ void row_stats(const T* row, long long c0, long long c1, float& m, float& l) {
   const int lane = threadIdx.x & 31;
@@ -190,7 +193,7 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
       const KIndex x = split_k(p, s * 16 + 2 * t + 8 * h);
       koff[e] = x.pad ? 0 : (x.u * p.PW + x.v) * p.pitch_w + (x.c >> 1);
     }
-  } else {
+  } else if (!p.w_global) {  // else the weights are read from global memory: no room here
     float* ws = reinterpret_cast<float*>(smem + p.sm_w);
     const T* w = static_cast<const T*>(p.weight);
     const int per_o = p.C * p.K * p.K;
@@ -336,6 +339,82 @@ __device__ void fill_probabilities(const FusedParams& p, const float2* st, T* ds
   }
 }
 
+// The same for four channels (heads_in 3 or 4) of a 16-bit type, seq a multiple of 8 (fill4):
+// a task is one 16-byte vector of columns [jg, jg + 8) of one row, all four channels: four
+// 16-byte loads, one FFMA and one EX2 per element (the sum is folded into the exponent:
+// 2^(x log2e - max - log2 sum)), and four 16-byte stores of the eight channel-last columns. Tile
+// column 0 is output column j0 - 8, so vectors line up in both memories.
+template <class T>
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  }
+}
+template <class T>
+__device__ __forceinline__ float2 unpack2(unsigned w) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&w));
+  }
+}
+
+template <class T>
+__device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsigned* dst, int b, long long i0,
+                                    long long j0) {
+  const T* scores = static_cast<const T*>(p.scores);
+  const int halo_rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2;
+  const long long plane = p.S * p.S;
+  const T* batch = scores + static_cast<long long>(b) * p.C * plane;
+  #pragma unroll 1
+  for (int task = threadIdx.x; task < halo_rows * nv; task += kThreads) {
+    const int pr = task / nv, v = task - pr * nv;
+    const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
+    // Valid columns of this vector: [jg, jg + n) with n = clamp(ip - jg + 1, 0, 8).
+    const int n = (ip < 0 || ip >= p.S || jg < 0) ? 0 : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
+    uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
+    if (n > 0) {
+      const T* src = batch + ip * p.S + jg;
+      uint4 raw[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        raw[c] = c < p.C ? *reinterpret_cast<const uint4*>(src + c * plane) : make_uint4(0, 0, 0, 0);
+      float mb[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 1.f);
+        mb[c] = sv.x - __log2f(sv.y);  // max + log2(sum)
+      }
+      unsigned* o = reinterpret_cast<unsigned*>(out);
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {  // column pair (2h, 2h + 1)
+        float pc[4][2];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const float2 x = unpack2<T>((&raw[c].x)[h]);
+          pc[c][0] = c < p.C ? ex2(fmaf(x.x, kLog2e, -mb[c])) : 0.f;
+          pc[c][1] = c < p.C ? ex2(fmaf(x.y, kLog2e, -mb[c])) : 0.f;
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const bool ok = 2 * h + e < n;
+          o[(2 * h + e) * 2] = ok ? pack2<T>(pc[0][e], pc[1][e]) : 0u;
+          o[(2 * h + e) * 2 + 1] = ok ? pack2<T>(pc[2][e], pc[3][e]) : 0u;
+        }
+      }
+    }
+    uint4* d = reinterpret_cast<uint4*>(dst + (pr * p.PW + 8 * v) * 2);
+#pragma unroll
+    for (int x = 0; x < 4; ++x) d[x] = out[x];
+  }
+}
+
 // ---- conv item, tensor-core path ---------------------------------------------------------------
 // The tile's R x TJ positions times NT*8 heads, contracted over K*K*Cp on mma.m16n8k16: A is
 // the probability tile read in place (im2col by address offsets), B the weight fragments. A
@@ -348,8 +427,12 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   tile_stats<T>(p, smem, b, i0);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
   const int pitch_h = 2 * p.pitch_w;
-  fill_probabilities<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0, 0, p.Cp,
-                        p.PW * pitch_h, pitch_h, 1);
+  if (p.fill4)
+    fill_probabilities4<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), reinterpret_cast<unsigned*>(ptile),
+                           b, i0, j0);
+  else
+    fill_probabilities<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0, 0, p.Cp,
+                          p.PW * pitch_h, pitch_h, 1);
   __syncthreads();
 
   const unsigned* pw = reinterpret_cast<const unsigned*>(ptile);
@@ -366,7 +449,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   const int m0 = warp * per_warp;
   auto base_of = [&](int mt) {
     const int m = m0 + mt;
-    return ((m >> ct_shift) * p.PW + (m & (col_tiles - 1)) * span + p.H * g) * p.pitch_w;
+    return ((m >> ct_shift) * p.PW + p.col0 + (m & (col_tiles - 1)) * span + p.H * g) * p.pitch_w;
   };
   float acc[MW][NT][4];
 #pragma unroll
@@ -436,11 +519,11 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   __syncthreads();
   // Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
   T* y = static_cast<T*>(p.y);
-  const int vecs = p.TJ / 8;
+  const int vshift = __ffs(p.TJ / 8) - 1, rshift = __ffs(p.R) - 1;
   #pragma unroll 1
-  for (int e = threadIdx.x; e < p.O * p.R * vecs; e += kThreads) {
-    const int v = e % vecs, orow = e / vecs;
-    const int rr = orow % p.R, o = orow / p.R;
+  for (int e = threadIdx.x; e < (p.O * p.R) << vshift; e += kThreads) {
+    const int v = e & ((1 << vshift) - 1), orow = e >> vshift;
+    const int rr = orow & (p.R - 1), o = orow >> rshift;
     const long long i = i0 + rr, j = j0 + v * 8;
     if (i >= p.S || j >= p.S) continue;
     T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j;
@@ -552,27 +635,29 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
 }
 
 // ---- zero item --------------------------------------------------------------------------------
+// Columns [c0, c1) of the band's rows, every head: a warp per row, lanes over 16-byte vectors
+// (v1/v2 divided a 64-bit index per vector).
 template <class T>
 __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int lower) {
   const long long i0 = static_cast<long long>(q) * p.R;
   const long long c0 = static_cast<long long>(lower) * p.TJ + static_cast<long long>(chunk) * p.ZC;
-  const long long c1 = min(c0 + p.ZC, p.S);
+  const int n = static_cast<int>(min(c0 + p.ZC, p.S) - c0);
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   constexpr int per_vec = 16 / sizeof(T);
-  const long long vecs = (c1 - c0 + per_vec - 1) / per_vec;
   T* y = static_cast<T*>(p.y);
   #pragma unroll 1
-  for (long long e = threadIdx.x; e < static_cast<long long>(p.O) * rows * vecs; e += kThreads) {
-    const long long v = e % vecs, orow = e / vecs;
-    const int rr = static_cast<int>(orow % rows), o = static_cast<int>(orow / rows);
-    const long long j = c0 + v * per_vec;
-    T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i0 + rr) * p.S + j;
-    if (j + per_vec <= c1 && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
-      *reinterpret_cast<uint4*>(dst) = make_uint4(0, 0, 0, 0);
-    } else {
-#pragma unroll 1
-      for (long long x = j; x < min(j + per_vec, c1); ++x) dst[x - j] = from_f<T>(0.f);
-    }
+  for (int orow = warp; orow < p.O * rows; orow += kWarps) {
+    const int o = orow / rows, rr = orow - o * rows;
+    T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i0 + rr) * p.S + c0;
+    // Scalar head up to 16-byte alignment (rows of a seq that is not a multiple of 8), vectors,
+    // scalar tail.
+    const int head = min(n, static_cast<int>(((16 - (reinterpret_cast<std::uintptr_t>(dst) & 15)) & 15) / sizeof(T)));
+    const int vecs = (n - head) / per_vec;
+    if (lane < head) dst[lane] = from_f<T>(0.f);
+    uint4* vd = reinterpret_cast<uint4*>(dst + head);
+    for (int v = lane; v < vecs; v += 32) vd[v] = make_uint4(0, 0, 0, 0);
+    for (int x = head + vecs * per_vec + lane; x < n; x += 32) dst[x] = from_f<T>(0.f);
   }
 }
 
@@ -598,8 +683,14 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   }
 }
 
+// Three blocks per SM (24 warps) for the few-heads tensor-core instance: its time is spent
+// waiting on loads, and 98 registers had allowed only two (Nsight Compute, v2: 0.77 eligible
+// warps per scheduler). Two for the fp32 FMA instances, which otherwise take 167 registers.
+template <bool MMA, int NT>
+constexpr int min_blocks() { return MMA && NT == 1 ? 3 : !MMA ? 2 : 1; }
+
 template <class T, bool MMA, int NT, int KT>
-__global__ void __launch_bounds__(kThreads) fused_kernel(const FusedParams p) {
+__global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT>()) fused_kernel(const FusedParams p) {
   extern __shared__ __align__(16) char smem[];
   setup_block<T, MMA>(p, smem);
   __syncthreads();

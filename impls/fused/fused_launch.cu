@@ -1,6 +1,7 @@
 #include "harness/cuda_check.h"
 #include "impls/fused/fused_kernel.cuh"
 #include "impls/fused/fused_launch.h"
+#include "impls/fused/fused_small.cuh"
 
 #include <stdexcept>
 
@@ -38,7 +39,33 @@ KernelFn pick(const FusedPlan& plan, DType dtype) {
   throw std::logic_error("fused: unknown dtype");
 }
 
+using SmallFn = void (*)(SmallParams);
+
+template <class T>
+SmallFn small_kernel(int kt) {
+  return kt == 3 ? fused_small_kernel<T, 3> : fused_small_kernel<T, 0>;
+}
+
+SmallFn pick_small(const SmallPlan& plan, DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return small_kernel<__nv_bfloat16>(plan.KT);
+    case DType::fp16: return small_kernel<__half>(plan.KT);
+    case DType::fp32: return small_kernel<float>(plan.KT);
+  }
+  throw std::logic_error("fused: unknown dtype");
+}
+
 }  // namespace
+
+void prepare_small_kernel(const SmallPlan& plan, DType dtype) {
+  MTABENCH_CUDA_CALL(
+      cudaFuncSetAttribute(pick_small(plan, dtype), cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
+}
+
+void launch_small(const SmallPlan& plan, DType dtype, const SmallParams& p, cudaStream_t stream) {
+  pick_small(plan, dtype)<<<plan.grid, kSmallThreads, p.sm_total, stream>>>(p);
+  MTABENCH_CUDA_CHECK_LAUNCH();
+}
 
 int prepare_kernel(const FusedPlan& plan, DType dtype) {
   const KernelFn k = pick(plan, dtype);

@@ -25,6 +25,10 @@ struct FusedParams {
   // Tensor-core (mma) layout: channels padded to Cp (even); the probability tile stores Cp
   // values per (row, column) with a column pitch of pitch_w 32-bit words; PW = TJ + 2r columns.
   int Cp, pitch_w, PW;
+  // Four-channel vector fill (heads_in 3 or 4, 16-bit types, seq a multiple of 8): the tile's
+  // column 0 is output column j0 - 8, so 16-byte loads and stores line up; col0 = 8 - r is then
+  // the tile column of j0 - r. Otherwise (fill4 = 0) column 0 is j0 - r and col0 = 0.
+  int fill4, col0;
   int NT;      // n-tiles of 8 output heads (a template parameter of the kernel too)
   // Column interleave for few heads (heads_out <= 4): the 8 n-columns of an n-tile are
   // (head, h) with h < H = 8/O4, and output column h of a position pair reads the window shifted

@@ -61,7 +61,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
   p.ksteps = (p.Kreal + 15) / 16;
   p.CG = std::min(p.C, kFmaChannels);
   plan.KT = (!plan.mma && (p.K == 3 || p.K == 5 || p.K == 7)) ? p.K : 0;
-  // About 32K scores per stats item whatever the channel count.
+  // About 32K scores per stats item whatever the channel count (v3: 128K items were slower).
   int cs = 1024;
   while (cs > 64 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
   p.CS = cs;
@@ -77,9 +77,11 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
   const int elem = static_cast<int>(dtype_size(w.dtype));
   // A warp keeps 16 accumulator tiles (64 registers): TJ/8 m-tiles x NT n-tiles, so the widest
   // tile is 128 / NT columns. Narrower when the probability tile or weights do not fit.
+  p.fill4 = plan.mma && p.Cp == 4 && p.S % 8 == 0 && p.r <= 8 ? 1 : 0;
+  p.col0 = p.fill4 ? 8 - p.r : 0;
   auto layout = [&](int tj, int kchunk) {
     p.TJ = tj;
-    p.PW = tj + 2 * p.r;
+    p.PW = p.fill4 ? tj + 16 : tj + 2 * p.r;
     p.kchunk = kchunk;
     int off = 0;
     p.sm_w = off;
@@ -160,6 +162,60 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
   plan.partials_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.S * p.C * p.nch_max * 8;
   plan.stats_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.C * p.S * 8;
   plan.counter_words = static_cast<std::size_t>(2) * p.B * p.Q + 2;
+  return plan;
+}
+
+}  // namespace mtabench::fused
+
+namespace mtabench::fused {
+
+SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
+  SmallPlan plan;
+  SmallParams& p = plan.p;
+  const long long macs = static_cast<long long>(w.heads_in) * w.k * w.k * w.heads_out;
+  if (w.seq > kSmallMaxSeq) {
+    plan.why_not = fmt::format("seq {} > {}", w.seq, kSmallMaxSeq);
+    return plan;
+  }
+  if (macs > kSmallMaxMacs) {
+    plan.why_not = fmt::format("{} multiply-adds per position > {} (the tensor-core path is faster)", macs, kSmallMaxMacs);
+    return plan;
+  }
+  if (w.batch * w.seq > (1ll << 30)) {
+    plan.why_not = "batch x seq over 2^30 blocks";
+    return plan;
+  }
+  p.S = static_cast<int>(w.seq);
+  p.B = static_cast<int>(w.batch);
+  p.C = static_cast<int>(w.heads_in);
+  p.O = static_cast<int>(w.heads_out);
+  p.K = w.k;
+  p.r = w.r();
+  p.O4 = (p.O + 3) / 4 * 4;
+  p.SP = p.S + 2 * p.r;
+  plan.KT = p.K == 3 ? 3 : 0;
+  auto layout = [&](int rb) {
+    p.RB = rb;
+    int off = 0;
+    p.sm_w = off;
+    off += align16(p.O4 * p.C * p.K * p.K * 4);
+    p.sm_bias = off;
+    off += align16(p.O4 * 4);
+    p.sm_p = off;
+    off += align16(p.C * (rb + 2 * p.r) * p.SP * 4);
+    p.sm_total = off;
+    return off <= smem_optin;
+  };
+  // Rows per block: doubled while there are still two blocks per SM, so small problems spread
+  // over the whole GPU (the seed: 64 blocks of one row) and larger ones share their halo rows.
+  int rb = 1;
+  while (rb < 16 && p.B * ceil_div(p.S, 2 * rb) >= 2ll * sm_count) rb *= 2;
+  while (rb > 1 && !layout(rb)) rb /= 2;
+  if (!layout(rb)) {
+    plan.why_not = fmt::format("{} bytes of shared memory for one row > {}", p.sm_total, smem_optin);
+    return plan;
+  }
+  plan.grid = static_cast<int>(p.B * ceil_div(p.S, rb));
   return plan;
 }
 

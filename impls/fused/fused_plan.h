@@ -3,6 +3,7 @@
 // sizes and the work-item order. Pure host code (unit-testable without a GPU).
 #include "harness/workload.h"
 #include "impls/fused/fused_params.h"
+#include "impls/fused/fused_small_params.h"
 
 #include <cuda_runtime_api.h>
 
@@ -24,6 +25,15 @@ struct FusedPlan {
 // `window`: how many blocks run at once (the grid); statistics are ordered at least twice that
 // many items ahead of the first tile that waits for them.
 FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = 264);
+
+// The small-seq path (fused_small.cuh): used when why_not is empty.
+struct SmallPlan {
+  SmallParams p{};
+  int grid = 0;
+  int KT = 0;  // compile-time kernel width (3), 0 = any
+  std::string why_not;
+};
+SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count);
 
 // Stats chunks, lower tiles and zero chunks of band q (rows [qR, qR+R) of one batch).
 int stats_chunks(const FusedParams& p, int q);

@@ -1,0 +1,142 @@
+#pragma once
+// The fused kernel's small-seq path (seq <= 256, few multiply-adds per position): one block per
+// RB output rows of one batch, no work queue, no scratch, a few hundred instructions per warp.
+// Why a second kernel: at seq 32 the general kernel spent 28 us in 4 blocks whose warps each ran
+// ~7 K dependent instructions (Nsight Compute: 230 K warp instructions, 27% issue-active); here
+// 64 blocks each run ~1/20 of that (impls/fused/JOURNAL.md, v3).
+//   1. Each warp takes two (channel, row) pairs of the block's rows +- r: loads the causal part
+//      of both rows (lanes over columns, all loads issued before any is used), reduces max and
+//      sum by shuffles, and writes the probabilities (fp32) into shared memory, with r zero
+//      columns on each side and zero rows outside the tensor: the window needs no bounds checks.
+//   2. Each thread computes whole positions (all output heads, four at a time) by fp32 FMA
+//      against the weights in shared memory laid out [c][u][v][o] (one 16-byte broadcast load
+//      per four heads), adds the bias, writes zeros above the diagonal.
+#include "harness/device_dtype.cuh"
+#include "impls/fused/fused_small_params.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace mtabench::fused {
+
+
+
+__device__ __forceinline__ float small_ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// KT: the kernel width at compile time (3), or 0 for any.
+template <class T, int KT>
+__global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallParams p) {
+  extern __shared__ __align__(16) char smem[];
+  float* ws = reinterpret_cast<float*>(smem + p.sm_w);
+  float* bias_s = reinterpret_cast<float*>(smem + p.sm_bias);
+  float* pt = reinterpret_cast<float*>(smem + p.sm_p);
+  const int rows_per_batch = (p.S + p.RB - 1) / p.RB;
+  const int b = blockIdx.x / rows_per_batch;
+  const int i0 = (blockIdx.x - b * rows_per_batch) * p.RB;
+  const int halo = p.RB + 2 * p.r;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const T* scores = static_cast<const T*>(p.scores);
+  constexpr float kLog2e = 1.4426950408889634f;
+
+  // The weights' lines are prefetched into L2 now and read after the rows' loads are issued, so
+  // the two DRAM round trips overlap instead of following each other.
+  const T* w = static_cast<const T*>(p.weight);
+  const int K = KT > 0 ? KT : p.K;
+  const int kk = K * K, n_w = p.O4 * p.C * kk;
+  {
+    const int lines = (p.O * p.C * kk * static_cast<int>(sizeof(T)) + 127) / 128;
+    for (int e = threadIdx.x; e < lines; e += kSmallThreads)
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(reinterpret_cast<const char*>(w) + 128 * e));
+    if (threadIdx.x == kSmallThreads - 1) asm volatile("prefetch.global.L2 [%0];" ::"l"(p.bias));
+  }
+  // 1. Probabilities of rows i0 - r .. i0 + RB + r - 1, all channels; two pairs per warp.
+  const int pairs = halo * p.C;
+  for (int pair0 = warp * 2; pair0 < pairs; pair0 += 2 * (kSmallThreads / 32)) {
+    float x[2][kSmallCols];
+    int row_of[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int pair = pair0 + h, c = pair / halo, pr = pair - c * halo, ip = i0 - p.r + pr;
+      row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
+      const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + (row_of[h] < 0 ? 0 : ip)) * p.S;
+#pragma unroll
+      for (int q = 0; q < kSmallCols; ++q) {
+        const int j = lane + 32 * q;
+        x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(row[j]) * kLog2e : -INFINITY;
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int pair = pair0 + h;
+      if (pair >= pairs) break;
+      float m = x[h][0];
+#pragma unroll
+      for (int q = 1; q < kSmallCols; ++q) m = fmaxf(m, x[h][q]);
+#pragma unroll
+      for (int o = 16; o; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      float l = 0.f;
+#pragma unroll
+      for (int q = 0; q < kSmallCols; ++q) {
+        x[h][q] = row_of[h] >= 0 ? small_ex2(x[h][q] - m) : 0.f;  // 2^-inf = 0 past the diagonal
+        l += x[h][q];
+      }
+#pragma unroll
+      for (int o = 16; o; o /= 2) l += __shfl_xor_sync(0xffffffffu, l, o);
+      const float inv = row_of[h] >= 0 ? 1.f / l : 0.f;
+      float* dst = pt + pair * p.SP;  // pair = c * halo + pr: the tile is [c][pr][column + r]
+#pragma unroll
+      for (int q = 0; q < kSmallCols; ++q) {
+        const int j = lane + 32 * q;
+        if (j < p.S) dst[j + p.r] = x[h][q] * inv;
+      }
+      if (lane < 2 * p.r) dst[lane < p.r ? lane : p.S + lane] = 0.f;  // the zero padding columns
+    }
+  }
+  // Weights as [c][u][v][o4] and the bias, fp32 (from L2 by now).
+  for (int e = threadIdx.x; e < n_w; e += kSmallThreads) {
+    const int o = e % p.O4, cuv = e / p.O4;  // cuv = (c * K + u) * K + v
+    const int c = cuv / kk, uv = cuv - c * kk;
+    ws[e] = o < p.O ? to_f(w[(o * p.C + c) * kk + uv]) : 0.f;
+  }
+  if (threadIdx.x < p.O4) bias_s[threadIdx.x] = threadIdx.x < p.O ? to_f(static_cast<const T*>(p.bias)[threadIdx.x]) : 0.f;
+  __syncthreads();
+
+  // 2. The convolution: position (ii, j) of the block, all heads, four at a time.
+  T* y = static_cast<T*>(p.y);
+  const long long plane = static_cast<long long>(p.S) * p.S;
+  for (int e = threadIdx.x; e < p.RB * p.S; e += kSmallThreads) {
+    const int ii = e / p.S, j = e - ii * p.S, i = i0 + ii;
+    if (i >= p.S) break;
+    T* yp = y + (static_cast<long long>(b) * p.O * p.S + i) * p.S + j;
+    for (int oc = 0; oc < p.O; oc += 4) {
+      float acc[4] = {0.f, 0.f, 0.f, 0.f};
+      if (j <= i) {
+        for (int c = 0; c < p.C; ++c) {
+#pragma unroll
+          for (int u = 0; u < K; ++u) {
+            const float* prow = pt + (c * halo + ii + u) * p.SP + j;
+            const float4* wv = reinterpret_cast<const float4*>(ws + ((c * K + u) * K) * p.O4 + oc);
+#pragma unroll
+            for (int v = 0; v < K; ++v) {
+              const float pv = prow[v];
+              const float4 w4 = wv[v * (p.O4 / 4)];
+              acc[0] = fmaf(w4.x, pv, acc[0]);
+              acc[1] = fmaf(w4.y, pv, acc[1]);
+              acc[2] = fmaf(w4.z, pv, acc[2]);
+              acc[3] = fmaf(w4.w, pv, acc[3]);
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int oo = 0; oo < 4; ++oo)
+        if (oc + oo < p.O) yp[(oc + oo) * plane] = from_f<T>(j <= i ? acc[oo] + bias_s[oc + oo] : 0.f);
+    }
+  }
+}
+
+}  // namespace mtabench::fused

@@ -1,0 +1,24 @@
+#pragma once
+// Parameters of the fused kernel's small-seq path (fused_small.cuh), planned on the host by
+// make_small_plan (fused_plan.cpp).
+
+namespace mtabench::fused {
+
+constexpr int kSmallThreads = 256;
+constexpr int kSmallMaxSeq = 256;  // 8 columns per lane
+constexpr int kSmallCols = kSmallMaxSeq / 32;
+constexpr int kSmallMaxMacs = 4096;  // multiply-adds per position (heads_in * k * k * heads_out)
+
+struct SmallParams {
+  const void* scores;
+  const void* weight;
+  const void* bias;
+  void* y;
+  int S, B, C, O, K, r;
+  int RB;       // output rows per block
+  int O4;       // heads_out rounded up to 4 (zero weights beyond O)
+  int SP;       // probability row pitch: S + 2r
+  int sm_w, sm_bias, sm_p, sm_total;  // shared memory offsets (bytes)
+};
+
+}  // namespace mtabench::fused
