@@ -146,5 +146,35 @@ TEST(FusedPlan, StatisticsLeadTheirFirstTileByTwiceTheWindow) {
   EXPECT_GT(checked, 100);
 }
 
+// The small-seq path: small problems spread over the GPU one row per block, larger ones share
+// halo rows, and what it cannot hold goes to the work-queue kernel with a reason.
+TEST(FusedSmallPlan, SpreadsRowsOverTheGpuAndFitsSharedMemory) {
+  const SmallPlan seed = make_small_plan(shape(3, 32, 2, 4, 4, DType::bf16), 227 * 1024, 132);
+  ASSERT_TRUE(seed.why_not.empty()) << seed.why_not;
+  EXPECT_EQ(seed.p.RB, 1);
+  EXPECT_EQ(seed.grid, 64);  // batch 2 x 32 rows
+  EXPECT_EQ(seed.KT, 3);
+  EXPECT_EQ(seed.p.SP, 34);  // one zero column each side
+  EXPECT_EQ(seed.p.O4, 4);
+  const SmallPlan s256 = make_small_plan(shape(3, 256, 2, 4, 4, DType::bf16), 227 * 1024, 132);
+  ASSERT_TRUE(s256.why_not.empty());
+  EXPECT_EQ(s256.p.RB, 2);  // 512 rows: two per block still leaves 2 blocks per SM
+  EXPECT_EQ(s256.grid, 256);
+  EXPECT_LE(s256.p.sm_total, 227 * 1024);
+  const SmallPlan odd = make_small_plan(shape(9, 61, 1, 3, 5, DType::fp32), 227 * 1024, 132);
+  ASSERT_TRUE(odd.why_not.empty());
+  EXPECT_EQ(odd.KT, 0);
+  EXPECT_EQ(odd.p.O4, 8);
+  EXPECT_EQ(odd.grid, 61);
+}
+
+TEST(FusedSmallPlan, RefusesWhatBelongsToTheWorkQueueKernel) {
+  EXPECT_NE(make_small_plan(shape(3, 257, 1, 4, 4, DType::bf16), 227 * 1024, 132).why_not, "");
+  // 32 x 3 x 3 x 32 = 9216 multiply-adds per position: tensor cores.
+  EXPECT_NE(make_small_plan(shape(3, 64, 1, 32, 32, DType::bf16), 227 * 1024, 132).why_not, "");
+  // A row of 64 channels x 256 columns does not fit in 16 KB of shared memory.
+  EXPECT_NE(make_small_plan(shape(1, 256, 1, 64, 1, DType::fp32), 16 * 1024, 132).why_not, "");
+}
+
 }  // namespace
 }  // namespace mtabench::fused
