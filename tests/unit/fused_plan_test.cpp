@@ -156,11 +156,17 @@ TEST(FusedSmallPlan, SpreadsRowsOverTheGpuAndFitsSharedMemory) {
   EXPECT_EQ(seed.KT, 3);
   EXPECT_EQ(seed.p.SP, 34);  // one zero column each side
   EXPECT_EQ(seed.p.O4, 4);
+  // 512 rows: two per block would leave 256 blocks, under two per SM, so one row per block.
   const SmallPlan s256 = make_small_plan(shape(3, 256, 2, 4, 4, DType::bf16), 227 * 1024, 132);
   ASSERT_TRUE(s256.why_not.empty());
-  EXPECT_EQ(s256.p.RB, 2);  // 512 rows: two per block still leaves 2 blocks per SM
-  EXPECT_EQ(s256.grid, 256);
-  EXPECT_LE(s256.p.sm_total, 227 * 1024);
+  EXPECT_EQ(s256.p.RB, 1);
+  EXPECT_EQ(s256.grid, 512);
+  // 1024 rows: two per block (512 blocks); four would leave 256.
+  const SmallPlan b4 = make_small_plan(shape(3, 256, 4, 4, 4, DType::bf16), 227 * 1024, 132);
+  ASSERT_TRUE(b4.why_not.empty());
+  EXPECT_EQ(b4.p.RB, 2);
+  EXPECT_EQ(b4.grid, 512);
+  EXPECT_LE(b4.p.sm_total, 227 * 1024);
   const SmallPlan odd = make_small_plan(shape(9, 61, 1, 3, 5, DType::fp32), 227 * 1024, 132);
   ASSERT_TRUE(odd.why_not.empty());
   EXPECT_EQ(odd.KT, 0);
