@@ -413,14 +413,11 @@ class CudnnComposition final : public Implementation {
     // Exact-arithmetic algorithms before the others; within each, Find's order, then anything
     // only the heuristics offered.
     std::vector<cudnnConvolutionFwdAlgoPerf_t> order;
-    auto listed = [&](cudnnConvolutionFwdAlgo_t a) {
-      return std::any_of(order.begin(), order.end(), [a](const auto& o) { return o.algo == a; });
-    };
     const std::vector<cudnnConvolutionFwdAlgoPerf_t>* lists[] = {&found, &heur};
     for (int pass = 0; pass < 2; ++pass)
       for (const auto* list : lists)
         for (const auto& r : *list)
-          if (usable(r, w.dtype) && fits(r.memory) && exact_arithmetic(r.algo) == (pass == 0) && !listed(r.algo))
+          if (usable(r, w.dtype) && fits(r.memory) && exact_arithmetic(r.algo) == (pass == 0) && !listed_in(order, r.algo))
             order.push_back(r);
 
     // The first candidate that cuDNN accepts with the math type it will run with, and that runs

@@ -14,6 +14,7 @@
 // All math in fp32; probabilities are rounded to the workload dtype only as tensor-core operands
 // (as PyTorch rounds softmax output before its convolution).
 #include "harness/device_dtype.cuh"
+#include "impls/fused/fused_math.cuh"
 #include "impls/fused/fused_params.h"
 
 #include <cuda_bf16.h>
@@ -26,14 +27,6 @@ namespace mtabench::fused {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr float kLog2e = 1.4426950408889634f;
-
-// 2^x, approximate (2 ulp); 2^-inf = +0.
-__device__ __forceinline__ float ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 // Combines two (max, sum) pairs of the log2-domain softmax; -inf marks "no elements".
 __device__ __forceinline__ void combine(float& m, float& l, float m2, float l2) {

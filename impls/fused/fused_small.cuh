@@ -12,20 +12,13 @@
 //      against the weights in shared memory laid out [c][u][v][o] (one 16-byte broadcast load
 //      per four heads), adds the bias, writes zeros above the diagonal.
 #include "harness/device_dtype.cuh"
+#include "impls/fused/fused_math.cuh"
 #include "impls/fused/fused_small_params.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 namespace mtabench::fused {
-
-
-
-__device__ __forceinline__ float small_ex2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
 
 // KT: the kernel width at compile time (3), or 0 for any.
 template <class T, int KT>
@@ -40,7 +33,6 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   const int halo = p.RB + 2 * p.r;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const T* scores = static_cast<const T*>(p.scores);
-  constexpr float kLog2e = 1.4426950408889634f;
 
   // The weights' lines are prefetched into L2 now and read after the rows' loads are issued, so
   // the two DRAM round trips overlap instead of following each other.
@@ -81,7 +73,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       float l = 0.f;
 #pragma unroll
       for (int q = 0; q < kSmallCols; ++q) {
-        x[h][q] = row_of[h] >= 0 ? small_ex2(x[h][q] - m) : 0.f;  // 2^-inf = 0 past the diagonal
+        x[h][q] = row_of[h] >= 0 ? ex2(x[h][q] - m) : 0.f;  // 2^-inf = 0 past the diagonal
         l += x[h][q];
       }
 #pragma unroll
