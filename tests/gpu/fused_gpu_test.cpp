@@ -40,7 +40,9 @@ TEST(FusedGpu, EveryShippedWorkload) {
 TEST(FusedGpu, RandomShapesAgainstTheOracle) {
   MTABENCH_REQUIRE_GPU();
   std::mt19937_64 rng(20261129);
-  const std::int64_t seqs[] = {1, 2, 3, 5, 7, 13, 31, 64, 97, 127, 251, 256, 257, 331, 509, 521, 1031, 2053};
+  // Primes and 1 for the edges; multiples of 8 above 256 for the 16-byte vector fill (v3), which
+  // only takes seq % 8 == 0.
+  const std::int64_t seqs[] = {1, 2, 3, 5, 7, 13, 31, 64, 97, 127, 251, 256, 257, 264, 331, 509, 520, 521, 1031, 1032, 2053};
   const auto impl = fused_entry().make();
   int cases = 0, unsupported = 0;
   while (cases < 220) {
@@ -67,6 +69,28 @@ TEST(FusedGpu, RandomShapesAgainstTheOracle) {
     if (HasFailure() && cases > 10) break;  // one shape's report is enough to start from
   }
   std::printf("fused: %d random shapes checked against the oracle, %d declared unsupported\n", cases, unsupported);
+}
+
+// The path every k 3, heads 4/4 workload above seq 256 takes (v3): the four-channel, 16-byte
+// vector fill, in its corners -- a padding channel (heads_in 3), 1 to 16 output heads (column
+// interleave or n-tiles), every k, rows both before and after the tile columns line up.
+TEST(FusedGpu, FourChannelVectorFill) {
+  MTABENCH_REQUIRE_GPU();
+  struct Shape {
+    int k;
+    std::int64_t seq, batch, hin, hout;
+    DType t;
+  };
+  const Shape shapes[] = {{3, 264, 1, 3, 4, DType::bf16},  {1, 520, 2, 4, 1, DType::fp16},
+                          {5, 264, 1, 4, 2, DType::bf16},  {11, 272, 1, 3, 7, DType::fp16},
+                          {7, 1032, 1, 4, 16, DType::bf16}, {9, 384, 2, 3, 3, DType::bf16},
+                          {3, 2056, 1, 4, 4, DType::fp16}, {3, 512, 3, 3, 9, DType::bf16}};
+  for (const Shape& x : shapes) {
+    Workload w = make_workload(x.k, x.seq, x.batch, x.hin, x.hout, x.t);
+    w.name = "fill4-" + w.shape_string();
+    SCOPED_TRACE(w.shape_string());
+    expect_passes(w, quick_options());
+  }
 }
 
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
