@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <mutex>
 
 namespace mtabench {
@@ -102,6 +104,18 @@ std::optional<int> nvml_compute_processes(const std::string& pci_bus_id) {
   const nvmlReturn_t rc = n.processes(dev, &count, nullptr);
   if (rc != kSuccess && rc != kInsufficientSize) return std::nullopt;
   return static_cast<int>(count);
+}
+
+SharedGpuView shared_gpu_view(std::optional<int> before, std::optional<int> after) {
+  auto count = [](std::optional<int> c) { return c ? nlohmann::json(*c) : nlohmann::json(); };
+  SharedGpuView v;
+  v.counts = {{"before", count(before)}, {"after", count(after)}};
+  const int most = std::max(before.value_or(0), after.value_or(0));
+  if (most > 1)
+    v.warning = "the GPU was shared: " + std::to_string(most - 1) +
+                " other process(es) held a CUDA context on it while this case was measured (NVML); the times may "
+                "include their work";
+  return v;
 }
 
 }  // namespace mtabench

@@ -1,6 +1,8 @@
 #pragma once
 // NVML, loaded at run time (dlopen of the driver's libnvidia-ml.so.1) so that the binary starts
 // on machines with no driver. Only the handful of calls mtabench reads.
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 
@@ -21,5 +23,15 @@ NvmlReading nvml_read(const std::string& pci_bus_id);
 // How many processes hold a CUDA context on that device (the caller included, once it has one);
 // empty where NVML cannot say.
 std::optional<int> nvml_compute_processes(const std::string& pci_bus_id);
+
+// What a record says about other processes on the GPU, from the counts taken before and after
+// its measurement: {"before", "after"} (null where NVML could not say) for timing.gpu_processes,
+// and a warning when either count shows more than the measuring process. Time-slicing with
+// another process need not show in the spread of the samples, so the warning is what tells.
+struct SharedGpuView {
+  nlohmann::json counts;
+  std::optional<std::string> warning;
+};
+SharedGpuView shared_gpu_view(std::optional<int> before, std::optional<int> after);
 
 }  // namespace mtabench

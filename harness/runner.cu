@@ -165,14 +165,9 @@ CaseResult run_case(const Workload& w, const RegistryEntry& entry, const RunOpti
     const std::optional<int> procs_after = processes();
     r["timing"] = tr.to_json();
     if (procs_before || procs_after) {
-      r["timing"]["gpu_processes"] = {{"before", procs_before ? nlohmann::json(*procs_before) : nlohmann::json()},
-                                      {"after", procs_after ? nlohmann::json(*procs_after) : nlohmann::json()}};
-      const int most = std::max(procs_before.value_or(0), procs_after.value_or(0));
-      if (most > 1)
-        r["timing"]["warnings"].push_back(fmt::format(
-            "the GPU was shared: {} other process(es) held a CUDA context on it while this case was measured "
-            "(NVML); the times may include their work",
-            most - 1));
+      const SharedGpuView shared = shared_gpu_view(procs_before, procs_after);
+      r["timing"]["gpu_processes"] = shared.counts;
+      if (shared.warning) r["timing"]["warnings"].push_back(*shared.warning);
     }
     if (timed) r["correctness"]["timed_check"] = timed->to_json(w);
     r["floor"] = floor_block(w, info.tf32, host ? std::optional<DeviceInfo>{} : ctx.device,
