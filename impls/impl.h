@@ -38,7 +38,9 @@ struct Support {
 };
 
 // The four tensors of one call, contiguous, row-major as in SPEC §1, in the workload's dtype:
-// device pointers for device implementations, host pointers for host ones.
+// device pointers for device implementations, host pointers for host ones. Each starts on a
+// 256-byte boundary (the harness allocates each with cudaMalloc), so 16-byte vector loads of a
+// row line up wherever the row itself does.
 struct TensorArgs {
   const void* scores;  // [batch, heads_in, seq, seq]
   const void* weight;  // [heads_out, heads_in, k, k]

@@ -26,7 +26,7 @@ for spec in "workloads/seed.json:^seed$" "workloads/seq-sweep.json:^sweep-seq409
             "workloads/shapes.json:^fp32-seq4096$" "workloads/shapes.json:^k7-h32-b1-seq4096$"; do
   echo "##### ${spec}" >>"$out/ncu.txt"
   # shellcheck disable=SC2086
-  timeout 90 ncu --clock-control none --cache-control all -k regex:fused_kernel --launch-skip 12 --launch-count 1 \
+  timeout 90 ncu --clock-control none --cache-control all -k regex:'fused_(small_)?kernel' --launch-skip 12 --launch-count 1 \
     $sections "$M" run "${spec%%:*}" --filter "${spec##*:}" --impl fused --no-isolate --no-records --quiet \
     --max-time 0.2 --min-time 0.05 >>"$out/ncu.txt" 2>&1
   echo "rc=$? ${spec}" >>"$S"
@@ -43,7 +43,7 @@ timeout 60 "$M" run workloads/smoke.json --impl cudnn,fused,reference --max-time
 echo "rc=$?" >>"$S"
 
 stage "ctest -L gpu"
-rem=$(( ${TOTAL_BUDGET:-560} - (SECONDS - t0) )); echo "ctest budget ${rem} s" >>"$S"
+rem=$(( ${TOTAL_BUDGET:-560} - (SECONDS - t0) )); rem=$(( rem < 30 ? 30 : rem )); echo "ctest budget ${rem} s" >>"$S"
 timeout "$rem" ctest --test-dir $B -L gpu --output-on-failure --timeout 240 >"$out/ctest.log" 2>&1
 echo "rc=$?" >>"$S"
 tail -25 "$out/ctest.log" >>"$S"

@@ -34,15 +34,20 @@ class Fused final : public Implementation {
     if (w.heads_in > 256) return Support::no("heads_in > 256");
     if (w.dtype != DType::fp32 && w.heads_out > 64) return Support::no("heads_out > 64 (the widest tensor-core tile)");
     if (w.seq > (1ll << 20)) return Support::no("seq > 2^20");
+    const double tensors = static_cast<double>(w.scores_elems() + w.y_elems()) * dtype_size(w.dtype);
+    auto fits_memory = [&](double scratch) {
+      return scratch + tensors <= 0.9 * static_cast<double>(dev->memory_bytes);
+    };
+    auto too_big = [&](double scratch) {
+      return Support::no(fmt::format("needs {:.1f} GiB of device memory", (scratch + tensors) / (1 << 30)));
+    };
     if (make_small_plan(w, static_cast<int>(dev->smem_per_block_optin), dev->sm_count).why_not.empty())
-      return Support::yes();
+      return fits_memory(0) ? Support::yes() : too_big(0);
     const FusedPlan plan = make_plan(w, static_cast<int>(dev->smem_per_block_optin));
     if (!plan.why_not.empty()) return Support::no(plan.why_not);
     const double scratch = static_cast<double>(plan.partials_bytes + plan.stats_bytes) +
                            static_cast<double>(plan.items.size()) * sizeof(int4);
-    const double tensors = static_cast<double>(w.scores_elems() + w.y_elems()) * dtype_size(w.dtype);
-    if (scratch + tensors > 0.9 * static_cast<double>(dev->memory_bytes))
-      return Support::no(fmt::format("needs {:.1f} GiB of device memory", (scratch + tensors) / (1 << 30)));
+    if (!fits_memory(scratch)) return too_big(scratch);
     return Support::yes();
   }
 

@@ -209,7 +209,7 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
   // Rows per block: doubled while there are still two blocks per SM, so small problems spread
   // over the whole GPU (the seed: 64 blocks of one row) and larger ones share their halo rows.
   int rb = 1;
-  while (rb < 16 && p.B * ceil_div(p.S, 2 * rb) >= 2ll * sm_count) rb *= 2;
+  while (rb < 16 && 2 * rb <= p.S && p.B * ceil_div(p.S, 2 * rb) >= 2ll * sm_count) rb *= 2;
   while (rb > 1 && !layout(rb)) rb /= 2;
   if (!layout(rb)) {
     plan.why_not = fmt::format("{} bytes of shared memory for one row > {}", p.sm_total, smem_optin);

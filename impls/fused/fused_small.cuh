@@ -94,7 +94,8 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     const int c = cuv / kk, uv = cuv - c * kk;
     ws[e] = o < p.O ? to_f(w[(o * p.C + c) * kk + uv]) : 0.f;
   }
-  if (threadIdx.x < p.O4) bias_s[threadIdx.x] = threadIdx.x < p.O ? to_f(static_cast<const T*>(p.bias)[threadIdx.x]) : 0.f;
+  for (int o = threadIdx.x; o < p.O4; o += kSmallThreads)  // heads_out may pass the block size (fp32)
+    bias_s[o] = o < p.O ? to_f(static_cast<const T*>(p.bias)[o]) : 0.f;
   __syncthreads();
 
   // 2. The convolution: position (ii, j) of the block, all heads, four at a time.

@@ -93,6 +93,25 @@ TEST(FusedGpu, FourChannelVectorFill) {
   }
 }
 
+// The small-seq path's corners: more output heads than threads in a block (fp32 allows any
+// heads_out), seq 1 over many batches, every k with one input head.
+TEST(FusedGpu, SmallPathCorners) {
+  MTABENCH_REQUIRE_GPU();
+  struct Shape {
+    int k;
+    std::int64_t seq, batch, hin, hout;
+    DType t;
+  };
+  const Shape shapes[] = {{1, 64, 1, 1, 300, DType::fp32}, {3, 1, 700, 2, 3, DType::bf16},
+                          {11, 40, 2, 1, 5, DType::fp16},  {5, 256, 3, 2, 9, DType::fp32}};
+  for (const Shape& x : shapes) {
+    Workload w = make_workload(x.k, x.seq, x.batch, x.hin, x.hout, x.t);
+    w.name = "small-" + w.shape_string();
+    SCOPED_TRACE(w.shape_string());
+    expect_passes(w, quick_options());
+  }
+}
+
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
   MTABENCH_REQUIRE_GPU();
   RunOptions opt = quick_options(/*verify_only=*/false);

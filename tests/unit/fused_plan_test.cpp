@@ -174,6 +174,16 @@ TEST(FusedSmallPlan, SpreadsRowsOverTheGpuAndFitsSharedMemory) {
   EXPECT_EQ(odd.grid, 61);
 }
 
+TEST(FusedSmallPlan, RowsPerBlockStopAtTheSeq) {
+  // seq 1 over many batches: more rows per block would only be halo rows of zeros.
+  const SmallPlan p = make_small_plan(shape(3, 1, 4096, 2, 3, DType::fp32), 227 * 1024, 132);
+  ASSERT_TRUE(p.why_not.empty());
+  EXPECT_EQ(p.p.RB, 1);
+  EXPECT_EQ(p.grid, 4096);
+  const SmallPlan q = make_small_plan(shape(3, 5, 4096, 2, 3, DType::fp32), 227 * 1024, 132);
+  EXPECT_EQ(q.p.RB, 4);  // 8 rows per block would pass the seq
+}
+
 TEST(FusedSmallPlan, RefusesWhatBelongsToTheWorkQueueKernel) {
   EXPECT_NE(make_small_plan(shape(3, 257, 1, 4, 4, DType::bf16), 227 * 1024, 132).why_not, "");
   // 32 x 3 x 3 x 32 = 9216 multiply-adds per position: tensor cores.
