@@ -4,6 +4,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace mtabench::leaderboard {
@@ -12,6 +13,20 @@ using json = nlohmann::json;
 
 namespace {
 json rounded(std::optional<double> v) { return v ? json(round_sig(*v)) : json(nullptr); }
+
+// Time-slicing with another process need not raise the CV (the H200 measured a reference at twice
+// its quiet time with CV 6%), so NVML's count in the record decides: more than the measuring
+// process, before or after, and the record is not eligible.
+std::string shared_gpu(const json& rec) {
+  const json* counts = nullptr;
+  if (rec["timing"].is_object() && rec["timing"].contains("gpu_processes")) counts = &rec["timing"]["gpu_processes"];
+  if (!counts || !counts->is_object()) return "";
+  int most = 0;
+  for (const char* k : {"before", "after"})
+    if (counts->contains(k) && (*counts)[k].is_number_integer()) most = std::max(most, (*counts)[k].get<int>());
+  if (most <= 1) return "";
+  return fmt::format("measured on a shared GPU: {} other process(es) held a CUDA context on it (NVML)", most - 1);
+}
 }  // namespace
 
 std::string ineligibility(const RecordView& r, const Rules& rules) {
@@ -25,6 +40,7 @@ std::string ineligibility(const RecordView& r, const Rules& rules) {
     return fmt::format("below its floor (impossible): median {} < headroom-v2 floor {} ({} ceilings)",
                        format_seconds(r.timing->median_s), r.floor ? format_seconds(r.floor->seconds) : "?",
                        r.floor ? r.floor->ceilings : "?");
+  if (const std::string shared = shared_gpu(*r.json); !shared.empty()) return shared;
   if (!r.timing->cv) return "no coefficient of variation in the record";
   if (!(*r.timing->cv < rules.max_cv))
     return fmt::format("CV {} is not under the bound {}", format_pct(*r.timing->cv),

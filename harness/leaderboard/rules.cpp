@@ -14,7 +14,8 @@ std::vector<std::string> rule_statements(const Rules& r) {
       fmt::format(
           "Eligible record: outcome passed; trust measured (or reproduced); not below its floor (a median "
           "under the headroom-v2 floor from ceilings measured in the same run is impossible); coefficient "
-          "of variation of the samples under {:g}%.",
+          "of variation of the samples under {:g}%; not measured on a shared GPU (the record's NVML count of "
+          "processes holding a CUDA context on the GPU, before or after its measurement, above one).",
           r.max_cv * 100),
       "Reported records (copied from a source, cited in trust.source) are shown and marked, and are never "
       "the record.",

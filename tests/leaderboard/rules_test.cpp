@@ -88,14 +88,15 @@ TEST_F(GoldenRules, IneligibleRecordsAreExcludedWithTheirReason) {
   std::map<std::string, std::string> why;
   for (const auto& x : b["excluded"])
     why[x["implementation"].get<std::string>()] = x["reason"].get<std::string>();
-  ASSERT_EQ(why.size(), 3u);
+  ASSERT_EQ(why.size(), 4u);
   EXPECT_NE(why["triton-mta"].find("CV"), std::string::npos);
+  EXPECT_NE(why["shared-gpu"].find("shared GPU: 1 other process"), std::string::npos) << why["shared-gpu"];
   EXPECT_NE(why["fast-and-wrong"].find("impossible"), std::string::npos);
   EXPECT_NE(why["broken"].find("outcome incorrect"), std::string::npos);
   EXPECT_EQ(entry(b, "triton-mta")["status"], "ineligible");
   EXPECT_TRUE(entry(b, "triton-mta")["rank"].is_null());
   EXPECT_EQ(b["eligible_runs"], 4);  // cudnn, fused x2, fused-v2
-  EXPECT_EQ(b["runs"], 8);
+  EXPECT_EQ(b["runs"], 9);
 }
 
 TEST_F(GoldenRules, StaleMarksAndFastestByLanguage) {
