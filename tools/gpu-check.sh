@@ -2,7 +2,7 @@
 # On a GPU machine: build, then gather the figures of the closing notes in one pass, each stage
 # under a time limit so the whole fits one short lease (about 9 minutes on an H200 at the default
 # MAX_TIME). Writes at most 8 files into OUT:
-#   summary.txt   every stage's table, compare's verdicts, timer agreement, stage times
+#   summary.txt   every stage's table (smoke suite too), compare's verdicts, timer agreement, stage times
 #   a.jsonl       run A: fused and cudnn on the default suite (seed, seq sweep, shapes)
 #   aref.jsonl    run A: reference on seed and the seq sweep
 #   b.jsonl       run B: fused and cudnn on seed and the sweep again (A/A with run A)
@@ -73,6 +73,10 @@ cp "$(first_jsonl /tmp/mtab-busy)" "$out/busy.jsonl"
 # Figure 3: the protocol's median against Nsight Compute's gpu__time_duration.
 stage "timer agreement: protocol median vs ncu gpu__time_duration"
 timeout 70 python3 tools/ncu_agreement.py "$M" workloads/seq-sweep.json '^sweep-seq(1024|4096)$' fused >>"$S" 2>&1
+echo "rc=$?" >>"$S"
+
+stage "every implementation on the smoke suite (seq 1, k 1, ...)"
+timeout 60 $M run workloads/smoke.json --max-time 0.2 --min-time 0.05 --no-records --quiet >>"$S" 2>&1
 echo "rc=$?" >>"$S"
 
 stage "ctest -L gpu (the rest of the budget)"

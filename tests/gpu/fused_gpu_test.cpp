@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <initializer_list>
+#include <string>
 #include <cstdio>
 #include <random>
 
@@ -71,45 +73,38 @@ TEST(FusedGpu, RandomShapesAgainstTheOracle) {
   std::printf("fused: %d random shapes checked against the oracle, %d declared unsupported\n", cases, unsupported);
 }
 
+// A directed list of shapes through the gate, each named after its path and shape.
+struct Shape {
+  int k;
+  std::int64_t seq, batch, hin, hout;
+  DType t;
+};
+void expect_shapes_pass(const std::string& path, std::initializer_list<Shape> shapes) {
+  for (const Shape& x : shapes) {
+    Workload w = make_workload(x.k, x.seq, x.batch, x.hin, x.hout, x.t);
+    w.name = path + "-" + w.shape_string();
+    SCOPED_TRACE(w.shape_string());
+    expect_passes(w, quick_options());
+  }
+}
+
 // The path every k 3, heads 4/4 workload above seq 256 takes (v3): the four-channel, 16-byte
 // vector fill, in its corners -- a padding channel (heads_in 3), 1 to 16 output heads (column
 // interleave or n-tiles), every k, rows both before and after the tile columns line up.
 TEST(FusedGpu, FourChannelVectorFill) {
   MTABENCH_REQUIRE_GPU();
-  struct Shape {
-    int k;
-    std::int64_t seq, batch, hin, hout;
-    DType t;
-  };
-  const Shape shapes[] = {{3, 264, 1, 3, 4, DType::bf16},  {1, 520, 2, 4, 1, DType::fp16},
-                          {5, 264, 1, 4, 2, DType::bf16},  {11, 272, 1, 3, 7, DType::fp16},
-                          {7, 1032, 1, 4, 16, DType::bf16}, {9, 384, 2, 3, 3, DType::bf16},
-                          {3, 2056, 1, 4, 4, DType::fp16}, {3, 512, 3, 3, 9, DType::bf16}};
-  for (const Shape& x : shapes) {
-    Workload w = make_workload(x.k, x.seq, x.batch, x.hin, x.hout, x.t);
-    w.name = "fill4-" + w.shape_string();
-    SCOPED_TRACE(w.shape_string());
-    expect_passes(w, quick_options());
-  }
+  expect_shapes_pass("fill4", {{3, 264, 1, 3, 4, DType::bf16},  {1, 520, 2, 4, 1, DType::fp16},
+                               {5, 264, 1, 4, 2, DType::bf16},  {11, 272, 1, 3, 7, DType::fp16},
+                               {7, 1032, 1, 4, 16, DType::bf16}, {9, 384, 2, 3, 3, DType::bf16},
+                               {3, 2056, 1, 4, 4, DType::fp16}, {3, 512, 3, 3, 9, DType::bf16}});
 }
 
 // The small-seq path's corners: more output heads than threads in a block (fp32 allows any
 // heads_out), seq 1 over many batches, every k with one input head.
 TEST(FusedGpu, SmallPathCorners) {
   MTABENCH_REQUIRE_GPU();
-  struct Shape {
-    int k;
-    std::int64_t seq, batch, hin, hout;
-    DType t;
-  };
-  const Shape shapes[] = {{1, 64, 1, 1, 300, DType::fp32}, {3, 1, 700, 2, 3, DType::bf16},
-                          {11, 40, 2, 1, 5, DType::fp16},  {5, 256, 3, 2, 9, DType::fp32}};
-  for (const Shape& x : shapes) {
-    Workload w = make_workload(x.k, x.seq, x.batch, x.hin, x.hout, x.t);
-    w.name = "small-" + w.shape_string();
-    SCOPED_TRACE(w.shape_string());
-    expect_passes(w, quick_options());
-  }
+  expect_shapes_pass("small", {{1, 64, 1, 1, 300, DType::fp32}, {3, 1, 700, 2, 3, DType::bf16},
+                               {11, 40, 2, 1, 5, DType::fp16},  {5, 256, 3, 2, 9, DType::fp32}});
 }
 
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
