@@ -18,12 +18,12 @@ class Fused final : public Implementation {
   ImplInfo info() const override {
     ImplInfo i;
     i.name = "fused";
-    i.version = "3";  // v3 in JOURNAL.md (records of 2026-11-29 19:07Z and earlier say "1")
+    i.version = "4";  // v4 in JOURNAL.md (records of 2026-11-29 19:07Z and earlier say "1")
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
     i.description = "one kernel: in-order work items (row statistics, then probability tiles contracted on tensor cores "
-                    "(bf16/fp16) or fp32 FMA), scores read once from DRAM, y written once";
+                    "(bf16/fp16, ldmatrix fragments above 4 heads out) or fp32 FMA), scores read once from DRAM, y written once";
     return i;
   }
 

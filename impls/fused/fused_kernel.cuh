@@ -82,15 +82,12 @@ __device__ __forceinline__ void fold8(const float (&x)[8], float& m, float& l) {
   combine(m, l, gm, gl);
 }
 
-// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp. Two groups of eight per lane are
-// loaded before either is used, so each warp keeps 1 KB in flight. (v3 tried four groups with
-// 2048-column chunks: 21% fewer instructions but 51% slower at seq 4096 -- the longer stats items
-// left warps waiting at the item's barrier: impls/fused/JOURNAL.md.)
+// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp (local statistics, small seq).
+// Returned by value: v3's reference parameters put them in local memory around the call.
 template <class T>
-__device__ __noinline__ void row_stats(const T* row, long long c0, long long c1, float& m, float& l) {
+__device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c1) {
   const int lane = threadIdx.x & 31;
-  m = -INFINITY;
-  l = 0.f;
+  float m = -INFINITY, l = 0.f;
   for (long long e = c0 + lane * 8; e < c1; e += 512) {
     float x[8], z[8];
     load8(row, e, c1, x);
@@ -99,6 +96,7 @@ __device__ __noinline__ void row_stats(const T* row, long long c0, long long c1,
     fold8(z, m, l);
   }
   warp_combine(m, l);
+  return make_float2(m, l);
 }
 
 // ---- tensor cores ----------------------------------------------------------------------------
@@ -127,6 +125,15 @@ struct KIndex {
 };
 __device__ __forceinline__ KIndex split_k(const FusedParams& p, int kk) {
   KIndex x;
+  if (p.ldsm) {  // chunks of 8 channels at one tap, (u, v, channel group) with groups fastest
+    const int ch = kk >> 3, G = p.Cp >> 3;
+    x.pad = ch >= p.NCH;
+    const int cc = x.pad ? 0 : ch, uv = cc / G;
+    x.c = (cc - uv * G) * 8 + (kk & 7);
+    x.u = uv / p.K;
+    x.v = uv - x.u * p.K;
+    return x;
+  }
   x.pad = kk >= p.Kreal;
   const int kc = x.pad ? 0 : kk;
   const int uv = kc / p.Cp;
@@ -180,6 +187,15 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
     // (2t, 2t+1) and the pair (2t+8, 2t+9). Padding points at offset 0 (a finite value that
     // meets a zero weight).
     int* koff = reinterpret_cast<int*>(smem + p.sm_koff);
+    if (p.ldsm) {
+      // Byte offset of each 8-channel chunk (two per k-step) from an m-tile row's column.
+      #pragma unroll 1
+      for (int e = threadIdx.x; e < p.ksteps * 2; e += kThreads) {
+        const KIndex x = split_k(p, e * 8);
+        koff[e] = x.pad ? 0 : ((x.u * p.PW + x.v) * p.pitch_w + x.c / 2) * 4;
+      }
+      return;
+    }
     #pragma unroll 1
     for (int e = threadIdx.x; e < p.ksteps * 8; e += kThreads) {
       const int s = e >> 3, t = (e >> 1) & 3, h = e & 1;
@@ -196,21 +212,104 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
 }
 
 // ---- stats item --------------------------------------------------------------------------------
+// combine() without branches (all lanes of a shuffle reduction stay converged): -inf marks "no
+// elements", and ex2(-inf) = 0.
+__device__ __forceinline__ void combine_nb(float& m, float& l, float m2, float l2) {
+  const float mm = fmaxf(m, m2);
+  const float s = mm == -INFINITY ? 0.f : mm;
+  l = l * ex2(m - s) + l2 * ex2(m2 - s);
+  m = mm;
+}
+
+// Eight scores as raw bits (one 16-byte vector for 16-bit types, two for fp32), columns at or
+// past c1 excluded later.
 template <class T>
+struct Vec8 {
+  uint4 w[sizeof(T) == 4 ? 2 : 1];
+};
+template <class T>
+__device__ __forceinline__ Vec8<T> load_vec8(const T* src, long long e, long long c1) {
+  Vec8<T> v;
+  constexpr int words = sizeof(Vec8<T>) / 16;
+  if (e + 8 <= c1 && (reinterpret_cast<std::uintptr_t>(src) & 15) == 0) {
+#pragma unroll
+    for (int x = 0; x < words; ++x) v.w[x] = reinterpret_cast<const uint4*>(src)[x];
+  } else {
+    T* h = reinterpret_cast<T*>(&v);
+#pragma unroll
+    for (int q = 0; q < 8; ++q) h[q] = e + q < c1 ? src[q] : T(0.f);
+  }
+  return v;
+}
+
+// Max and sum of 2^(x log2e - max) of the n (<= 8) first values, log2 domain; (-inf, 0) if n = 0.
+template <class T>
+__device__ __forceinline__ float2 fold_vec8(const Vec8<T>& v, int n) {
+  const T* h = reinterpret_cast<const T*>(&v);
+  float x[8], m = -INFINITY;
+#pragma unroll
+  for (int q = 0; q < 8; ++q) {
+    x[q] = q < n ? to_f(h[q]) * kLog2e : -INFINITY;
+    m = fmaxf(m, x[q]);
+  }
+  const float s = m == -INFINITY ? 0.f : m;
+  float l = 0.f;
+#pragma unroll
+  for (int q = 0; q < 8; ++q) l += ex2(x[q] - s);
+  return make_float2(m, l);
+}
+
+// The (row, channel, segment) units of one item: a warp takes steps st = warp, warp + 8, ... of
+// 32 / SEGL units, NL steps at a time with all their loads issued before any is used (v3's
+// row-at-a-time loop kept only two loads in flight per lane: stats items took ~16 serial DRAM
+// round trips and tiles waited for them -- 20% of all warp time at the barrier after the
+// ready-flag wait, Nsight Compute source counters, seq 4096).
+template <class T, int NL>
 __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nch) {
   const T* scores = static_cast<const T*>(p.scores);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const long long i0 = static_cast<long long>(q) * p.R;
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
+  const int spi = p.CS / p.SEG, L = p.SEGL;
+  const int lshift = __ffs(L) - 1, sshift = __ffs(spi) - 1;
+  const int units = rows * p.C * spi, per_step = 32 >> lshift;
+  const int steps = (units + per_step - 1) >> (5 - lshift);
+  const int sub = lane >> lshift, col_in = (lane & (L - 1)) * 8;
   const long long c0 = static_cast<long long>(chunk) * p.CS;
   #pragma unroll 1
-  for (int pair = warp; pair < rows * p.C; pair += kWarps) {
-    const int rr = pair / p.C, c = pair - rr * p.C;
-    const long long i = i0 + rr;
-    const long long c1 = min(c0 + p.CS, i + 1);
-    float m = -INFINITY, l = 0.f;
-    if (c0 < c1) row_stats(scores + ((static_cast<long long>(b) * p.C + c) * p.S + i) * p.S, c0, c1, m, l);
-    if (lane == 0) p.partials[((static_cast<long long>(b) * p.S + i) * p.C + c) * p.nch_max + chunk] = make_float2(m, l);
+  for (int st0 = warp; st0 < steps; st0 += kWarps * NL) {
+    Vec8<T> raw[NL];
+    int n[NL];
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      const int unit = (st0 + k * kWarps) * per_step + sub;
+      const int pair = unit >> sshift, seg = unit & (spi - 1);
+      const int rr = pair / p.C, c = pair - rr * p.C;
+      const long long i = i0 + rr, e = c0 + seg * p.SEG + col_in;
+      const long long c1 = min(c0 + p.CS, i + 1);
+      n[k] = unit < units ? static_cast<int>(max(min(c1 - e, 8ll), 0ll)) : 0;
+      if (n[k] > 0) {
+        const T* src = scores + ((static_cast<long long>(b) * p.C + c) * p.S + i) * p.S + e;
+        raw[k] = load_vec8(src, e, c1);
+      } else {
+        raw[k] = Vec8<T>{};
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < NL; ++k) {
+      float2 ml = fold_vec8<T>(raw[k], n[k]);
+      for (int o = L >> 1; o; o >>= 1) {
+        const float m2 = __shfl_xor_sync(0xffffffffu, ml.x, o);
+        const float l2 = __shfl_xor_sync(0xffffffffu, ml.y, o);
+        combine_nb(ml.x, ml.y, m2, l2);
+      }
+      const int unit = (st0 + k * kWarps) * per_step + sub;
+      if ((lane & (L - 1)) == 0 && unit < units) {
+        const int pair = unit >> sshift, seg = unit & (spi - 1);
+        const int rr = pair / p.C, c = pair - rr * p.C;
+        p.partials[((static_cast<long long>(b) * p.S + i0 + rr) * p.C + c) * p.nch_max + chunk * spi + seg] = ml;
+      }
+    }
   }
   __shared__ int last;
   __syncthreads();
@@ -220,17 +319,18 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   }
   __syncthreads();
   if (!last) return;
-  // The last chunk of the band merges all chunks of its rows.
+  // The last chunk of the band merges all segments of its rows.
   __threadfence();
+  const int nseg = nch * spi;
   #pragma unroll 1
   for (int pair = threadIdx.x; pair < rows * p.C; pair += kThreads) {
     const int rr = pair / p.C, c = pair - rr * p.C;
     const long long i = i0 + rr;
     const float2* part = p.partials + ((static_cast<long long>(b) * p.S + i) * p.C + c) * p.nch_max;
     float m = -INFINITY, l = 0.f;
-    for (int j = 0; j < nch; ++j) {
+    for (int j = 0; j < nseg; ++j) {
       const float2 v = __ldcg(part + j);  // written by other blocks: bypass L1
-      combine(m, l, v.x, v.y);
+      combine_nb(m, l, v.x, v.y);
     }
     __stcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + i, make_float2(m, 1.f / l));
   }
@@ -257,10 +357,9 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
     for (int pair = warp; pair < halo_rows * p.C; pair += kWarps) {
       const int pr = pair / p.C, c = pair - pr * p.C;
       const long long ip = i0 - p.r + pr;
-      float m = -INFINITY, l = 0.f;
-      if (ip >= 0 && ip < p.S)
-        row_stats(scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S, 0, ip + 1, m, l);
-      if (lane == 0) st[pair] = make_float2(m, l > 0.f ? 1.f / l : 0.f);
+      float2 ml = make_float2(-INFINITY, 0.f);
+      if (ip >= 0 && ip < p.S) ml = row_stats(scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S, 0, ip + 1);
+      if (lane == 0) st[pair] = make_float2(ml.x, ml.y > 0.f ? 1.f / ml.y : 0.f);
     }
   } else {
     const int q = static_cast<int>(i0 / p.R);
@@ -408,14 +507,37 @@ __device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsi
   }
 }
 
-// ---- conv item, tensor-core path ---------------------------------------------------------------
-// The tile's R x TJ positions times NT*8 heads, contracted over K*K*Cp on mma.m16n8k16: A is
-// the probability tile read in place (im2col by address offsets), B the weight fragments. A
-// warp owns TJ/8 m-tiles (16 positions each) x NT n-tiles: at most 16 accumulator tiles.
-template <class T, int NT>
+// Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
+template <class T>
+__device__ void store_staging(const FusedParams& p, const T* ys, int b, long long i0, long long j0) {
+  const int yp = p.TJ + 8;
+  T* y = static_cast<T*>(p.y);
+  const int vshift = __ffs(p.TJ / 8) - 1, rshift = __ffs(p.R) - 1;
+  #pragma unroll 1
+  for (int e = threadIdx.x; e < (p.O * p.R) << vshift; e += kThreads) {
+    const int v = e & ((1 << vshift) - 1), orow = e >> vshift;
+    const int rr = orow & (p.R - 1), o = orow >> rshift;
+    const long long i = i0 + rr, j = j0 + v * 8;
+    if (i >= p.S || j >= p.S) continue;
+    T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j;
+    const T* src = ys + o * p.yhp + rr * yp + v * 8;
+    if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+#pragma unroll 1
+      for (int x = 0; x < 8 && j + x < p.S; ++x) dst[x] = src[x];
+    }
+  }
+}
+
+// ---- conv item, tensor-core path for 1-4 heads out ---------------------------------------------
+// The tile's R x TJ positions times the heads, contracted over K*KW*Cp on mma.m16n8k16 with the
+// column interleave (H = 8 / heads rounded up > 1: an n-tile's 8 columns are (head, column
+// offset)): A is the probability tile read in place (im2col by address offsets, 32-bit loads of
+// channel pairs), B the weight fragments. A warp owns TJ/8 m-tiles (16 positions each).
+template <class T>
 __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, int tile) {
-  // m-tiles per warp at most: 8 accumulator tiles (32 registers), 16 for NT = 8 (TJ = 16).
-  constexpr int MW = NT >= 4 ? 2 : 8 / NT;
+  constexpr int NT = 1, MW = 8;  // 8 accumulator tiles (32 registers)
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   tile_stats<T>(p, smem, b, i0);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
@@ -478,7 +600,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   // Accumulator x of n-tile nt is D[A row g + 8*(x>>1)][n = nt*8 + 2t + (x&1)]; with H > 1
   // (then NT = 1), n = (head o, column offset h) and x, x+1 are adjacent columns of one head.
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);
-  const int yp = p.TJ + 8, ryp = p.R * yp;
+  const int yp = p.TJ + 8, ryp = p.yhp;
   const int o_t = (2 * t) / p.H, h_t = 2 * t - o_t * p.H;  // H > 1: this thread's head, column
 #pragma unroll
   for (int mt = 0; mt < MW; ++mt) {
@@ -490,44 +612,165 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int dc = half * 8 * p.H;  // A row g + 8
-      if (NT == 1 && p.H > 1) {
-        if (o_t < p.O) {
-          const long long d = jrel + dc + h_t;
-          const float bo = bias_s[o_t];
-          const unsigned lo = bits16(from_f<T>(d <= 0 ? acc[mt][0][2 * half] + bo : 0.f));
-          const unsigned hi = bits16(from_f<T>(d + 1 <= 0 ? acc[mt][0][2 * half + 1] + bo : 0.f));
-          *reinterpret_cast<unsigned*>(row + o_t * ryp + dc + h_t) = lo | (hi << 16);
-        }
-      } else {
-        const bool keep = jrel + dc <= 0;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          const int n = nt * 8 + 2 * t;
-          if (n < p.O) row[n * ryp + dc] = from_f<T>(keep ? acc[mt][nt][2 * half] + bias_s[n] : 0.f);
-          if (n + 1 < p.O) row[(n + 1) * ryp + dc] = from_f<T>(keep ? acc[mt][nt][2 * half + 1] + bias_s[n + 1] : 0.f);
-        }
+      if (o_t < p.O) {
+        const long long d = jrel + dc + h_t;
+        const float bo = bias_s[o_t];
+        const unsigned lo = bits16(from_f<T>(d <= 0 ? acc[mt][0][2 * half] + bo : 0.f));
+        const unsigned hi = bits16(from_f<T>(d + 1 <= 0 ? acc[mt][0][2 * half + 1] + bo : 0.f));
+        *reinterpret_cast<unsigned*>(row + o_t * ryp + dc + h_t) = lo | (hi << 16);
       }
     }
   }
   __syncthreads();
-  // Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
-  T* y = static_cast<T*>(p.y);
-  const int vshift = __ffs(p.TJ / 8) - 1, rshift = __ffs(p.R) - 1;
+  store_staging<T>(p, ys, b, i0, j0);
+  __syncthreads();  // the staging tile and the probability tile are reused by the next item
+}
+
+// The probability tile of the ldmatrix path (16-bit types, Cp a multiple of 8): a task is one
+// 8-column vector of one (row, channel), channels fastest, so a warp's 2-byte shared stores of
+// one column are consecutive (no bank conflicts) and each lane issues one 16-byte load per task
+// (v3 loaded 2 bytes per lane per (row, channel): ~44 dependent L2 round trips per tile at 32
+// channels). Tile column 0 is output column j0 - 8. Four tasks per thread are loaded before any
+// is used. Task indices are split with float reciprocals (exact for indices below 2^20).
+__device__ __forceinline__ int div_small(int x, float inv) { return static_cast<int>((x + 0.5f) * inv); }
+
+template <class T>
+__device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, int b, long long i0, long long j0) {
+  constexpr int U = 4;
+  const int nv = p.TJ / 8 + 2, halo_rows = p.R + 2 * p.r, tasks = halo_rows * nv * p.Cp;
+  const int pitch_h = 2 * p.pitch_w;
+  const float icp = 1.f / p.Cp, inv = 1.f / nv;
+  const T* scores = static_cast<const T*>(p.scores);
   #pragma unroll 1
-  for (int e = threadIdx.x; e < (p.O * p.R) << vshift; e += kThreads) {
-    const int v = e & ((1 << vshift) - 1), orow = e >> vshift;
-    const int rr = orow & (p.R - 1), o = orow >> rshift;
-    const long long i = i0 + rr, j = j0 + v * 8;
-    if (i >= p.S || j >= p.S) continue;
-    T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j;
-    const T* src = ys + (o * p.R + rr) * yp + v * 8;
-    if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-    } else {
-#pragma unroll 1
-      for (int x = 0; x < 8 && j + x < p.S; ++x) dst[x] = src[x];
+  for (int t0 = threadIdx.x; t0 < tasks; t0 += kThreads * U) {
+    Vec8<T> raw[U];
+    int n[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int task = t0 + u * kThreads, rest = div_small(task, icp), c = task - rest * p.Cp;
+      const int pr = div_small(rest, inv), v = rest - pr * nv;
+      const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
+      const bool ok = task < tasks && c < p.C && ip >= 0 && ip < p.S && jg >= 0;
+      n[u] = ok ? static_cast<int>(min(ip - jg + 1, 8ll)) : 0;  // columns up to the diagonal
+      if (n[u] > 0) {
+        const T* src = scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S + jg;
+        raw[u] = load_vec8(src, jg, min(jg + 8, p.S));
+      } else {
+        raw[u] = Vec8<T>{};
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int task = t0 + u * kThreads;
+      if (task >= tasks) break;
+      const int rest = div_small(task, icp), c = task - rest * p.Cp;
+      const int pr = div_small(rest, inv), v = rest - pr * nv;
+      float mb = 0.f;
+      if (n[u] > 0) {
+        const float2 sv = st[pr * p.C + c];
+        mb = sv.x - __log2f(sv.y);  // max + log2(sum): one FFMA and one EX2 per element
+      }
+      const T* h = reinterpret_cast<const T*>(&raw[u]);
+      T* d = dst + (pr * p.PW + 8 * v) * pitch_h + c;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) d[e * pitch_h] = from_f<T>(e < n[u] ? ex2(fmaf(to_f(h[e]), kLog2e, -mb)) : 0.f);
     }
   }
+}
+
+// ---- conv item, ldmatrix path (heads_out > 4) -------------------------------------------------
+// The tile's R x TJ positions times NT*8 heads, contracted over the K*K taps x Cp channels in
+// chunks of 8 channels. The probability tile is channel-last with a column pitch of an odd
+// number of 16-byte units; an A fragment (16 positions x two chunks) is one ldmatrix.x4 whose
+// lanes point at (position, chunk): lanes 0-7 and 8-15 positions 0-7 and 8-15 of the first
+// chunk, lanes 16-31 the same of the second. im2col is the chunk's byte offset (u*PW + v)
+// columns away. B fragments are precomputed in shared memory (one 8-byte load per n-tile).
+// A warp owns MW m-tiles (16 consecutive columns of one row each) x NT n-tiles.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&a)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(addr));
+}
+
+template <class T, int NT>
+__device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
+  constexpr int MW = LdsmMtiles<NT>::value;
+  const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
+  tile_stats<T>(p, smem, b, i0);
+  T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
+  fill_channels<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0);
+  __syncthreads();
+
+  const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
+  const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
+  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  // The plan sets TJ = 8 * MW, so every warp owns exactly MW m-tiles: the loops below have no
+  // run-time bounds, and a k-step's ldmatrix loads all issue before its mma (v4 first had a
+  // per-m-tile bound check: each load waited on the branch before it, each mma on its load).
+  const int col_tiles = p.TJ >> 4;
+  const int ct_shift = __ffs(col_tiles) - 1, m0 = warp * MW;
+  // This lane's ldmatrix row: position (lane & 15) of the m-tile, chunk lane >> 4 of the k-step.
+  const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(ptile));
+  const int cpitch = p.pitch_w * 4, half = lane >> 4;
+  unsigned abase[MW];
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt) {
+    const int m = m0 + mt;
+    abase[mt] = tile_addr + ((m >> ct_shift) * p.PW + p.col0 + ((m & (col_tiles - 1)) << 4) + (lane & 15)) * cpitch;
+  }
+  float acc[MW][NT][4];
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) acc[mt][nt][x] = 0.f;
+  for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+    const int kend = min(kc + p.kchunk, p.ksteps);
+    if (p.kchunk < p.ksteps) {  // weights stream through shared memory chunk by chunk
+      __syncthreads();
+      load_weight_fragments<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
+      __syncthreads();
+    }
+#pragma unroll 2
+    for (int s = kc; s < kend; ++s) {
+      const unsigned off = static_cast<unsigned>(koff[s * 2 + half]);
+      uint2 bf[NT];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) bf[nt] = wf[((s - kc) * NT + nt) * 32 + lane];
+      unsigned a[MW][4];
+#pragma unroll
+      for (int mt = 0; mt < MW; ++mt) ldmatrix_x4(a[mt], abase[mt] + off);
+#pragma unroll
+      for (int mt = 0; mt < MW; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma16816<T>(acc[mt][nt], a[mt], bf[nt].x, bf[nt].y);
+    }
+  }
+  // Accumulator x of n-tile nt is (position g + 8*(x>>1), head nt*8 + 2t + (x&1)) to the
+  // staging tile [head][row][column] (it overlays the probability tile: wait for every warp).
+  __syncthreads();
+  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
+  const int yp = p.TJ + 8;
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt) {
+    const int m = m0 + mt, rho = m >> ct_shift, col = ((m & (col_tiles - 1)) << 4) + g;
+    const long long jrel = j0 + col - (i0 + rho);  // j - i of position g
+    T* row = ys + rho * yp + col;
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const bool keep = jrel + 8 * hr <= 0;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int n = nt * 8 + 2 * t;
+        if (n < p.O) row[n * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr] + bias_s[n] : 0.f);
+        if (n + 1 < p.O) row[(n + 1) * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr + 1] + bias_s[n + 1] : 0.f);
+      }
+    }
+  }
+  __syncthreads();
+  store_staging<T>(p, ys, b, i0, j0);
   __syncthreads();  // the staging tile and the probability tile are reused by the next item
 }
 
@@ -661,11 +904,15 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
     case kStatsItem: {
       // Number of chunks of this band: columns up to its last row.
       const long long last = min(static_cast<long long>(it.z + 1) * p.R, p.S);
-      stats_item<T>(p, it.y, it.z, it.w, static_cast<int>((last + p.CS - 1) / p.CS));
+      // Loads in flight per lane: 8 vectors (32 registers) where registers allow; 4 in the
+      // 80-register few-heads instance and for fp32 (8 registers per vector).
+      constexpr int NL = (MMA && NT == 1) || !MMA ? 4 : 8;
+      stats_item<T, NL>(p, it.y, it.z, it.w, static_cast<int>((last + p.CS - 1) / p.CS));
       break;
     }
     case kConvItem:
-      if constexpr (MMA) conv_item_mma<T, NT>(p, smem, it.y, it.z, it.w);
+      if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT>(p, smem, it.y, it.z, it.w);  // > 4 heads out
+      else if constexpr (MMA) conv_item_mma<T>(p, smem, it.y, it.z, it.w);           // 1-4 heads out
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
     default: {

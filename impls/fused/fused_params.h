@@ -10,6 +10,17 @@ namespace mtabench::fused {
 // Work items, in the order blocks take them (see fused_plan.cpp for why this order).
 enum ItemType : int { kStatsItem = 0, kConvItem = 1, kZeroItem = 2 };
 
+// The ldmatrix path's m-tiles per warp (a kernel template constant too): 16 accumulator tiles
+// (64 registers) for up to 32 heads, 16 for 64 (NT = 8).
+// (A class template rather than a constexpr function: usable in host and device code alike.)
+template <int NT>
+struct LdsmMtiles {
+  static constexpr int value = NT <= 2 ? 8 : NT == 4 ? 4 : 2;
+};
+inline int ldsm_mtiles(int nt) {
+  return nt <= 1 ? LdsmMtiles<1>::value : nt == 2 ? LdsmMtiles<2>::value : nt == 4 ? LdsmMtiles<4>::value : LdsmMtiles<8>::value;
+}
+
 struct FusedParams {
   const void* scores;
   const void* weight;
@@ -20,20 +31,30 @@ struct FusedParams {
   // Tiling. A band is R consecutive output rows of one batch; a tile is TJ columns of a band.
   int R, TJ;
   int CS;  // columns per stats item (a chunk of the band's rows)
+  // A stats item is split into units of (row, channel, segment of SEG = 8 * SEGL columns): SEGL
+  // lanes take one unit, a vector of 8 columns each, and reduce it by shuffles; each unit is one
+  // partial. SEG = min(CS, 256), so a warp works on 32 / SEGL units at a time.
+  int SEG, SEGL;
   int ZC;  // columns per zero item (the part of the band above the diagonal)
   int Q;   // bands per batch
   // Tensor-core (mma) layout: channels padded to Cp (even); the probability tile stores Cp
   // values per (row, column) with a column pitch of pitch_w 32-bit words; PW = TJ + 2r columns.
   int Cp, pitch_w, PW;
-  // Four-channel vector fill (heads_in 3 or 4, 16-bit types, seq a multiple of 8): the tile's
-  // column 0 is output column j0 - 8, so 16-byte loads and stores line up; col0 = 8 - r is then
-  // the tile column of j0 - r. Otherwise (fill4 = 0) column 0 is j0 - r and col0 = 0.
+  // Four-channel vector fill (heads_in 3 or 4, 16-bit types, seq a multiple of 8) and the
+  // ldmatrix path: the tile's column 0 is output column j0 - 8, so 16-byte loads line up;
+  // col0 = 8 - r is then the tile column of j0 - r. Otherwise column 0 is j0 - r and col0 = 0.
   int fill4, col0;
   int NT;      // n-tiles of 8 output heads (a template parameter of the kernel too)
   // Column interleave for few heads (heads_out <= 4): the 8 n-columns of an n-tile are
   // (head, h) with h < H = 8/O4, and output column h of a position pair reads the window shifted
   // by h, so one mma produces H columns per row of A. KW = K + H - 1 window columns.
   int H, KW;
+  // ldmatrix layout (heads_out > 4, so H = 1): channels padded to Cp, a multiple of 8; the
+  // contraction runs over chunks of 8 channels at one tap (u, v), NCH = K*K*Cp/8 of them, two
+  // per k-step; a column is pitch_w words, an odd number of 16-byte units, so the 8 columns of
+  // one ldmatrix phase fall in 8 different bank groups. The y staging tile overlays the
+  // probability tile.
+  int ldsm, NCH;
   int ksteps;  // k-steps of 16 over the contraction K*KW*Cp (padded)
   int Kreal;   // K*KW*Cp, the unpadded contraction length
   int kchunk;  // k-steps of weight fragments held in shared memory at a time (= ksteps: all)
@@ -42,8 +63,8 @@ struct FusedParams {
   int local_stats;  // each block computes the statistics of the rows it needs (small seq)
   const int4* items;  // {type, b, band, chunk}
   int n_items;
-  int nch_max;         // stats chunks of the longest band
-  float2* partials;    // [B][S][C][nch_max] (max, sum) of each stats chunk, log2 domain
+  int nch_max;         // stats segments of the longest band (stats chunks x CS / SEG)
+  float2* partials;    // [B][S][C][nch_max] (max, sum) of each stats segment, log2 domain
   float2* stats;       // [B][C][S] (max, 1/sum), log2 domain
   unsigned* band_count;  // [B*Q] stats items done per band
   unsigned* band_ready;  // [B*Q] 1 once the band's statistics are merged
@@ -51,6 +72,7 @@ struct FusedParams {
   unsigned* done;        // blocks finished (the last one resets the counters)
   // Shared memory layout, bytes from the start.
   int sm_w, sm_bias, sm_koff, sm_stats, sm_p, sm_y, sm_total;
+  int yhp;  // staging tile: elements per head (R rows of TJ + 8, plus 8 for the ldmatrix path)
 };
 
 }  // namespace mtabench::fused

@@ -36,7 +36,7 @@ std::string FusedPlan::describe() const {
                      p.kchunk, p.sm_total);
 }
 
-FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
+FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_windows) {
   FusedPlan plan;
   FusedParams& p = plan.p;
   plan.mma = w.dtype != DType::fp32;
@@ -47,24 +47,35 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
   p.K = w.k;
   p.r = w.r();
   p.R = kRows;
-  p.Cp = p.C + (p.C & 1);
+  // heads_out > 4: A fragments by ldmatrix from 8-channel chunks (v4); fewer heads keep the
+  // column interleave, which needs channel pairs only.
+  p.ldsm = plan.mma && p.O > 4 ? 1 : 0;
+  p.Cp = p.ldsm ? (p.C + 7) / 8 * 8 : p.C + (p.C & 1);
   // 32-bit words per probability-tile column: Cp/2, plus 4 when that is a multiple of 8, so the
-  // 8 columns a warp's A-fragment load touches fall in different banks.
+  // 8 columns a warp's A-fragment load touches fall in different banks (for Cp a multiple of 8
+  // this is an odd number of 16-byte units: what ldmatrix needs).
   p.pitch_w = p.Cp / 2 + ((p.Cp / 2) % 8 == 0 ? 4 : 0);
   // n-tiles of 8 heads, rounded up to the kernel's instances (1, 2, 4, 8); extra tiles meet
   // zero weights and are never stored.
   p.NT = 1;
   while (p.NT * 8 < p.O) p.NT *= 2;
+  // 5-8 heads out take the NT = 2 instance (the second n-tile meets zero weights) so that the
+  // NT = 1 instance -- the few-heads hot path, capped at 80 registers -- holds no ldmatrix code.
+  if (p.ldsm) p.NT = std::max(p.NT, 2);
   p.H = p.O <= 1 ? 8 : p.O <= 2 ? 4 : p.O <= 4 ? 2 : 1;
   p.KW = p.K + p.H - 1;
   p.Kreal = p.K * p.KW * p.Cp;
   p.ksteps = (p.Kreal + 15) / 16;
+  p.NCH = p.ldsm ? p.K * p.K * p.Cp / 8 : 0;
+  if (p.ldsm) p.ksteps = (p.NCH + 1) / 2;  // an odd last chunk meets zero weights
   p.CG = std::min(p.C, kFmaChannels);
   plan.KT = (!plan.mma && (p.K == 3 || p.K == 5 || p.K == 7)) ? p.K : 0;
   // About 32K scores per stats item whatever the channel count (v3: 128K items were slower).
   int cs = 1024;
   while (cs > 64 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
   p.CS = cs;
+  p.SEG = std::min(cs, 256);
+  p.SEGL = p.SEG / 8;
   p.ZC = kZeroCols;
   p.Q = static_cast<int>(ceil_div(p.S, p.R));
   p.local_stats = p.S <= kLocalMaxSeq ? 1 : 0;
@@ -78,10 +89,10 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
   // A warp keeps 16 accumulator tiles (64 registers): TJ/8 m-tiles x NT n-tiles, so the widest
   // tile is 128 / NT columns. Narrower when the probability tile or weights do not fit.
   p.fill4 = plan.mma && p.Cp == 4 && p.S % 8 == 0 && p.r <= 8 ? 1 : 0;
-  p.col0 = p.fill4 ? 8 - p.r : 0;
+  p.col0 = p.fill4 || p.ldsm ? 8 - p.r : 0;
   auto layout = [&](int tj, int kchunk) {
     p.TJ = tj;
-    p.PW = p.fill4 ? tj + 16 : tj + 2 * p.r;
+    p.PW = p.fill4 || p.ldsm ? tj + 16 : tj + 2 * p.r;
     p.kchunk = kchunk;
     int off = 0;
     p.sm_w = off;
@@ -96,8 +107,15 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
     p.sm_p = off;
     if (plan.mma) off += align16(halo_rows * p.PW * p.pitch_w * 4);
     else off += align16(p.CG * halo_rows * ((p.PW + 3) / 4 * 4) * 4);
-    p.sm_y = off;
-    if (plan.mma) off += align16(p.O * p.R * (tj + 8) * elem);
+    p.yhp = p.R * (tj + 8) + (p.ldsm ? 8 : 0);  // + 8: the t lanes' heads in different banks
+    const int staging = plan.mma ? align16(p.O * p.yhp * elem) : 0;
+    if (p.ldsm) {  // the staging tile reuses the probability tile's space
+      p.sm_y = p.sm_p;
+      off = std::max(off, p.sm_p + staging);
+    } else {
+      p.sm_y = off;
+      off += staging;
+    }
     p.sm_total = off;
     return off <= smem_optin;
   };
@@ -106,8 +124,11 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
     // A warp holds 8 accumulator tiles (16 when NT = 8): per_warp = 2 * TJ / (16 H) m-tiles x NT
     // n-tiles. So TJ = 16 H * max(1, 4 / NT), at most 128 (PW <= 160 for the tile fill), and
     // narrower (down to one m-tile of 16 H columns) when shared memory is short.
-    const int widest = std::min(128, 16 * p.H * std::max(1, 4 / p.NT));
-    for (int tj = widest; tj >= 16 * p.H && !fits; tj /= 2) {
+    // The ldmatrix path: 8 warps x mtiles_per_warp(NT) m-tiles of 16 columns over R = 16 rows.
+    const int widest = p.ldsm ? 8 * ldsm_mtiles(p.NT) : std::min(128, 16 * p.H * std::max(1, 4 / p.NT));
+    // (The ldmatrix kernel's m-tile loop is fully unrolled for TJ = widest: no narrower tile.)
+    const int narrowest = p.ldsm ? widest : 16 * p.H;
+    for (int tj = widest; tj >= narrowest && !fits; tj /= 2) {
       // All weights if they fit, else the largest chunk of k-steps that does.
       for (int kc = p.ksteps; kc >= 1 && !fits; kc = kc > 8 ? kc / 2 : kc - 1) fits = layout(tj, kc);
     }
@@ -127,10 +148,13 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
 
   // Work order. Tiles go band by band (batches interleaved, so all batches progress together);
   // each band's zero chunks follow its tiles. The statistics of band t are placed at least
-  // 2 x window items before the first tile that needs them (band t - 1's), so by the time that
-  // tile is taken they are long finished: tiles rarely wait, and the rows they re-read are still
-  // in L2. Every item waits only on items earlier in the order, and blocks take items in order,
-  // so every wait ends.
+  // lead_windows x window items before the first tile that needs them (band t - 1's), so by the
+  // time that tile is taken they are finished: tiles rarely wait, and the rows they re-read are
+  // still in L2. Each block holds two tickets (it takes the next while it works), so 2 x window
+  // items are taken but not necessarily started: v3's lead of 2 windows left no slack, and tiles
+  // waited for their statistics 20% of the time (Nsight Compute, seq 4096); a lead of 4 windows
+  // took seq 4096 from 403 to 349 us, 6 windows only 1% more (v4, JOURNAL.md). Every item
+  // waits only on items earlier in the order, and blocks take items in order, so every wait ends.
   std::vector<int4> tiles;
   std::vector<std::size_t> band_start(static_cast<std::size_t>(p.Q) + 1);
   for (int q = 0; q < p.Q; ++q) {
@@ -141,7 +165,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
     }
   }
   band_start[static_cast<std::size_t>(p.Q)] = tiles.size();
-  const long long lead = 2ll * std::max(window, 1);
+  const long long lead = static_cast<long long>(lead_windows) * std::max(window, 1);
   int next_stats = 0;  // next band whose statistics are still to be placed
   auto place_stats_until = [&](long long position) {
     // Bands whose first consumer (band t-1's first tile) starts within `lead` of position.
@@ -158,7 +182,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window) {
     plan.items.push_back(tiles[k]);
   }
   p.n_items = static_cast<int>(plan.items.size());
-  p.nch_max = p.local_stats ? 0 : stats_chunks(p, p.Q - 1);
+  p.nch_max = p.local_stats ? 0 : stats_chunks(p, p.Q - 1) * (p.CS / p.SEG);
   plan.partials_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.S * p.C * p.nch_max * 8;
   plan.stats_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.C * p.S * 8;
   plan.counter_words = static_cast<std::size_t>(2) * p.B * p.Q + 2;

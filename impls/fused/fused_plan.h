@@ -22,9 +22,9 @@ struct FusedPlan {
   std::string describe() const;
 };
 
-// `window`: how many blocks run at once (the grid); statistics are ordered at least twice that
-// many items ahead of the first tile that waits for them.
-FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = 264);
+// `window`: how many blocks run at once (the grid); statistics are ordered at least
+// lead_windows times that many items ahead of the first tile that waits for them.
+FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = 264, int lead_windows = 4);
 
 // The small-seq path (fused_small.cuh): used when why_not is empty.
 struct SmallPlan {

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# On a GPU machine: where the fused kernel's instructions and stalls go, per SASS instruction.
+# One Nsight Compute launch per case with the SourceCounters section; the per-instruction table
+# (instructions executed, warp-stall samples) is exported as CSV for tools/sass_hotspots.py.
+# Usage: tools/gpu-hotspots.sh OUT BUILD_DIR WORKLOADS_JSON:FILTER_REGEX [...]
+# Writes OUT/<n>.sass.csv.gz (n = 1, 2, ... in argument order) and OUT/hotspots.log.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: tools/gpu-hotspots.sh OUT BUILD_DIR FILE:REGEX [...]}
+M=${2:?}/mtabench
+shift 2
+mkdir -p "$out"
+n=0
+for spec in "$@"; do
+  n=$((n + 1))
+  rep=/tmp/mtab-hot-$n
+  echo "##### $n ${spec}" >>"$out/hotspots.log"
+  timeout 120 ncu --clock-control none --cache-control all -k regex:'fused_(small_)?kernel' --launch-skip 12 \
+    --launch-count 1 --section SourceCounters --section InstructionStats --section WarpStateStats \
+    --import-source no -f -o "$rep" \
+    "$M" run "${spec%%:*}" --filter "${spec##*:}" --impl fused --no-isolate --no-records --quiet \
+    --max-time 0.2 --min-time 0.05 >>"$out/hotspots.log" 2>&1
+  echo "profile rc=$?" >>"$out/hotspots.log"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass 2>>"$out/hotspots.log" | gzip >"$out/$n.sass.csv.gz"
+  ncu -i "$rep.ncu-rep" --page details --section SourceCounters --section WarpStateStats >>"$out/hotspots.log" 2>&1
+done
