@@ -692,9 +692,8 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&a)[4], unsigned addr) {
                : "r"(addr));
 }
 
-template <class T, int NT>
+template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
-  constexpr int MW = LdsmMtiles<NT>::value;
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   tile_stats<T>(p, smem, b, i0);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
@@ -705,7 +704,7 @@ __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, i
   const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  // The plan sets TJ = 8 * MW, so every warp owns exactly MW m-tiles: the loops below have no
+  // The caller picks MW = TJ / 8, so every warp owns exactly MW m-tiles: the loops below have no
   // run-time bounds, and a k-step's ldmatrix loads all issue before its mma (v4 first had a
   // per-m-tile bound check: each load waited on the branch before it, each mma on its load).
   const int col_tiles = p.TJ >> 4;
@@ -898,7 +897,7 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
 }
 
 // ---- the kernel ----------------------------------------------------------------------------------
-template <class T, bool MMA, int NT, int KT>
+template <class T, bool MMA, int NT, int KT, bool NARROW>
 __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   switch (it.x) {
     case kStatsItem: {
@@ -911,8 +910,9 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
       break;
     }
     case kConvItem:
-      if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT>(p, smem, it.y, it.z, it.w);  // > 4 heads out
-      else if constexpr (MMA) conv_item_mma<T>(p, smem, it.y, it.z, it.w);           // 1-4 heads out
+      // The ldmatrix path with its wide tile (8 * ldsm_mtiles(NT) columns) or, NARROW, 16.
+      if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, NARROW ? 2 : LdsmMtiles<NT>::value>(p, smem, it.y, it.z, it.w);
+      else if constexpr (MMA) conv_item_mma<T>(p, smem, it.y, it.z, it.w);  // 1-4 heads out
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
     default: {
@@ -929,13 +929,15 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
 template <bool MMA, int NT>
 constexpr int min_blocks() { return MMA && NT == 1 ? 3 : !MMA ? 2 : 1; }
 
-template <class T, bool MMA, int NT, int KT>
+// NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
+// fit in shared memory): an instance of its own, so the wide instances' code does not change.
+template <class T, bool MMA, int NT, int KT, bool NARROW = false>
 __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT>()) fused_kernel(const FusedParams p) {
   extern __shared__ __align__(16) char smem[];
   setup_block<T, MMA>(p, smem);
   __syncthreads();
   if (p.local_stats) {  // no dependencies between items: one item per block
-    run_item<T, MMA, NT, KT>(p, smem, p.items[blockIdx.x]);
+    run_item<T, MMA, NT, KT, NARROW>(p, smem, p.items[blockIdx.x]);
     return;
   }
   __shared__ unsigned next;
@@ -948,7 +950,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT>()) fused_kernel(
     // Take the next ticket now so its latency hides behind this item. Tickets are taken in
     // order and an item only waits on smaller tickets, whose holders are running: no deadlock.
     if (threadIdx.x == 0) next = atomicAdd(p.ticket, 1u);
-    run_item<T, MMA, NT, KT>(p, smem, p.items[cur]);
+    run_item<T, MMA, NT, KT, NARROW>(p, smem, p.items[cur]);
     __syncthreads();
   }
   // The last block out resets the counters for the next call (graph replays included).

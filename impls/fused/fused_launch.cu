@@ -12,8 +12,10 @@ namespace {
 using KernelFn = void (*)(FusedParams);
 
 template <class T>
-KernelFn mma_kernel(int nt) {
-  switch (nt) {
+KernelFn mma_kernel(int nt, bool narrow) {
+  if (narrow && nt == 2) return fused_kernel<T, true, 2, 0, true>;
+  if (narrow && nt == 4) return fused_kernel<T, true, 4, 0, true>;
+  switch (nt) {  // (nt 8: its wide tile is the 16-column one)
     case 1: return fused_kernel<T, true, 1, 0>;
     case 2: return fused_kernel<T, true, 2, 0>;
     case 4: return fused_kernel<T, true, 4, 0>;
@@ -32,8 +34,8 @@ KernelFn fma_kernel(int kt) {
 
 KernelFn pick(const FusedPlan& plan, DType dtype) {
   switch (dtype) {
-    case DType::bf16: return mma_kernel<__nv_bfloat16>(plan.p.NT);
-    case DType::fp16: return mma_kernel<__half>(plan.p.NT);
+    case DType::bf16: return mma_kernel<__nv_bfloat16>(plan.p.NT, plan.p.ldsm && plan.p.TJ == 16);
+    case DType::fp16: return mma_kernel<__half>(plan.p.NT, plan.p.ldsm && plan.p.TJ == 16);
     case DType::fp32: return fma_kernel(plan.KT);
   }
   throw std::logic_error("fused: unknown dtype");

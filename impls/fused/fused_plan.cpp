@@ -32,7 +32,7 @@ int zero_chunks(const FusedParams& p, int q) {
 
 std::string FusedPlan::describe() const {
   return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} Cp={} NT={} ksteps={} kchunk={} smem={}B",
-                     mma ? "mma" : "fma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
+                     !mma ? "fma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
                      p.kchunk, p.sm_total);
 }
 
@@ -47,27 +47,33 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   p.K = w.k;
   p.r = w.r();
   p.R = kRows;
-  // heads_out > 4: A fragments by ldmatrix from 8-channel chunks (v4); fewer heads keep the
-  // column interleave, which needs channel pairs only.
-  p.ldsm = plan.mma && p.O > 4 ? 1 : 0;
-  p.Cp = p.ldsm ? (p.C + 7) / 8 * 8 : p.C + (p.C & 1);
-  // 32-bit words per probability-tile column: Cp/2, plus 4 when that is a multiple of 8, so the
-  // 8 columns a warp's A-fragment load touches fall in different banks (for Cp a multiple of 8
-  // this is an odd number of 16-byte units: what ldmatrix needs).
-  p.pitch_w = p.Cp / 2 + ((p.Cp / 2) % 8 == 0 ? 4 : 0);
-  // n-tiles of 8 heads, rounded up to the kernel's instances (1, 2, 4, 8); extra tiles meet
-  // zero weights and are never stored.
-  p.NT = 1;
-  while (p.NT * 8 < p.O) p.NT *= 2;
-  // 5-8 heads out take the NT = 2 instance (the second n-tile meets zero weights) so that the
-  // NT = 1 instance -- the few-heads hot path, capped at 80 registers -- holds no ldmatrix code.
-  if (p.ldsm) p.NT = std::max(p.NT, 2);
-  p.H = p.O <= 1 ? 8 : p.O <= 2 ? 4 : p.O <= 4 ? 2 : 1;
-  p.KW = p.K + p.H - 1;
-  p.Kreal = p.K * p.KW * p.Cp;
-  p.ksteps = (p.Kreal + 15) / 16;
-  p.NCH = p.ldsm ? p.K * p.K * p.Cp / 8 : 0;
-  if (p.ldsm) p.ksteps = (p.NCH + 1) / 2;  // an odd last chunk meets zero weights
+  // The tensor-core contraction's layout: heads_out > 4 (or when the interleave's tile does not
+  // fit) takes A fragments by ldmatrix from 8-channel chunks (v4); fewer heads keep the column
+  // interleave, which needs channel pairs only.
+  auto contraction = [&](bool ldsm) {
+    p.ldsm = plan.mma && ldsm ? 1 : 0;
+    p.Cp = p.ldsm ? (p.C + 7) / 8 * 8 : p.C + (p.C & 1);
+    // 32-bit words per probability-tile column: Cp/2, plus 4 when that is a multiple of 8, so
+    // the 8 columns a warp's A-fragment load touches fall in different banks (for Cp a multiple
+    // of 8 this is an odd number of 16-byte units: what ldmatrix needs).
+    p.pitch_w = p.Cp / 2 + ((p.Cp / 2) % 8 == 0 ? 4 : 0);
+    // n-tiles of 8 heads, rounded up to the kernel's instances (1, 2, 4, 8); extra tiles meet
+    // zero weights and are never stored. The ldmatrix path takes at least the NT = 2 instance,
+    // so that the NT = 1 instance -- the few-heads hot path, capped at 80 registers -- holds no
+    // ldmatrix code.
+    p.NT = 1;
+    while (p.NT * 8 < p.O) p.NT *= 2;
+    if (p.ldsm) p.NT = std::max(p.NT, 2);
+    p.H = p.ldsm ? 1 : p.O <= 1 ? 8 : p.O <= 2 ? 4 : p.O <= 4 ? 2 : 1;
+    p.KW = p.K + p.H - 1;
+    p.Kreal = p.K * p.KW * p.Cp;
+    p.ksteps = (p.Kreal + 15) / 16;
+    p.NCH = p.ldsm ? p.K * p.K * p.Cp / 8 : 0;
+    if (p.ldsm) p.ksteps = (p.NCH + 1) / 2;  // an odd last chunk meets zero weights
+    p.fill4 = plan.mma && p.Cp == 4 && p.S % 8 == 0 && p.r <= 8 ? 1 : 0;
+    p.col0 = p.fill4 || p.ldsm ? 8 - p.r : 0;
+  };
+  contraction(p.O > 4);
   p.CG = std::min(p.C, kFmaChannels);
   plan.KT = (!plan.mma && (p.K == 3 || p.K == 5 || p.K == 7)) ? p.K : 0;
   // About 32K scores per stats item whatever the channel count (v3: 128K items were slower).
@@ -86,10 +92,6 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
 
   const int halo_rows = p.R + 2 * p.r;
   const int elem = static_cast<int>(dtype_size(w.dtype));
-  // A warp keeps 16 accumulator tiles (64 registers): TJ/8 m-tiles x NT n-tiles, so the widest
-  // tile is 128 / NT columns. Narrower when the probability tile or weights do not fit.
-  p.fill4 = plan.mma && p.Cp == 4 && p.S % 8 == 0 && p.r <= 8 ? 1 : 0;
-  p.col0 = p.fill4 || p.ldsm ? 8 - p.r : 0;
   auto layout = [&](int tj, int kchunk) {
     p.TJ = tj;
     p.PW = p.fill4 || p.ldsm ? tj + 16 : tj + 2 * p.r;
@@ -101,7 +103,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     p.sm_bias = off;
     off += align16(((p.O + 7) / 8 * 8) * 4);
     p.sm_koff = off;
-    off += plan.mma ? align16(p.ksteps * 8 * 4) : 0;
+    off += plan.mma ? align16(p.ksteps * (p.ldsm ? 2 : 8) * 4) : 0;
     p.sm_stats = off;
     off += align16(halo_rows * p.C * 8);
     p.sm_p = off;
@@ -120,17 +122,27 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     return off <= smem_optin;
   };
   bool fits = false;
-  if (plan.mma) {
-    // A warp holds 8 accumulator tiles (16 when NT = 8): per_warp = 2 * TJ / (16 H) m-tiles x NT
-    // n-tiles. So TJ = 16 H * max(1, 4 / NT), at most 128 (PW <= 160 for the tile fill), and
-    // narrower (down to one m-tile of 16 H columns) when shared memory is short.
-    // The ldmatrix path: 8 warps x mtiles_per_warp(NT) m-tiles of 16 columns over R = 16 rows.
+  // Tensor cores. The interleave path: a warp holds 8 accumulator tiles, TJ = 16 H, at most
+  // 128 columns (PW <= 160 for the tile fill), narrower (down to one m-tile of 16 H columns)
+  // when shared memory is short. The ldmatrix path: 8 warps x ldsm_mtiles(NT) m-tiles of 16
+  // columns over R = 16 rows, or, when that does not fit, TJ = 16 (2 m-tiles per warp, its own
+  // compile-time instance: the m-tile loops have no run-time bounds). Each tile takes all the
+  // weights if they fit, else the largest chunk of k-steps that does.
+  auto search = [&]() {
     const int widest = p.ldsm ? 8 * ldsm_mtiles(p.NT) : std::min(128, 16 * p.H * std::max(1, 4 / p.NT));
-    // (The ldmatrix kernel's m-tile loop is fully unrolled for TJ = widest: no narrower tile.)
-    const int narrowest = p.ldsm ? widest : 16 * p.H;
-    for (int tj = widest; tj >= narrowest && !fits; tj /= 2) {
-      // All weights if they fit, else the largest chunk of k-steps that does.
-      for (int kc = p.ksteps; kc >= 1 && !fits; kc = kc > 8 ? kc / 2 : kc - 1) fits = layout(tj, kc);
+    const int narrowest = p.ldsm ? 16 : 16 * p.H;
+    for (int tj = widest; tj >= narrowest; tj = p.ldsm ? (tj == 16 ? 0 : 16) : tj / 2)
+      for (int kc = p.ksteps; kc >= 1; kc = kc > 8 ? kc / 2 : kc - 1)
+        if (layout(tj, kc)) return true;
+    return false;
+  };
+  if (plan.mma) {
+    fits = search();
+    // Many channels and 1-4 heads out: the interleave's 128-column tile does not fit; the
+    // ldmatrix path's 16-column one does (for every heads_in <= 64, k <= 11).
+    if (!fits && !p.ldsm) {
+      contraction(true);
+      fits = search();
     }
   } else {
     p.w_global = 0;

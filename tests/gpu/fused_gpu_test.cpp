@@ -107,6 +107,17 @@ TEST(FusedGpu, SmallPathCorners) {
                                {11, 40, 2, 1, 5, DType::fp16},  {5, 256, 3, 2, 9, DType::fp32}});
 }
 
+// The ldmatrix path's corners (v4; the plan test LdmatrixPathTakesTheseShapes pins which tile
+// each gets): 1 head out when the interleave's tile does not fit (wide and 16-column tiles),
+// the 16-column fallback with 16 heads out, 48 channels (six chunks), seq not a multiple of 8
+// (scalar loads in the vector fill).
+TEST(FusedGpu, LdmatrixPathCorners) {
+  MTABENCH_REQUIRE_GPU();
+  expect_shapes_pass("ldsm", {{1, 300, 1, 48, 1, DType::bf16},   {11, 300, 1, 64, 1, DType::fp16},
+                              {11, 264, 1, 64, 16, DType::bf16}, {9, 300, 2, 48, 30, DType::fp16},
+                              {5, 777, 1, 12, 8, DType::bf16}});
+}
+
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
   MTABENCH_REQUIRE_GPU();
   RunOptions opt = quick_options(/*verify_only=*/false);

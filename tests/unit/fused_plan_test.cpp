@@ -202,5 +202,40 @@ TEST(FusedSmallPlan, RefusesWhatBelongsToTheWorkQueueKernel) {
   EXPECT_NE(make_small_plan(shape(1, 256, 1, 64, 1, DType::fp32), 16 * 1024, 132).why_not, "");
 }
 
+// The shapes of the GPU test FusedGpu.LdmatrixPathCorners take the paths it is named after.
+TEST(FusedPlan, LdmatrixPathTakesTheseShapes) {
+  auto plan = [](int k, long long seq, int hin, int hout, DType t) {
+    return make_plan(shape(k, seq, 1, hin, hout, t), 227 * 1024);
+  };
+  const FusedPlan one_head = plan(1, 300, 48, 1, DType::bf16);
+  EXPECT_EQ(one_head.p.ldsm, 1);  // the interleave's 128-column tile of 48 channels does not fit
+  EXPECT_EQ(one_head.p.TJ, 64);
+  const FusedPlan narrow = plan(11, 300, 64, 1, DType::fp16);
+  EXPECT_EQ(narrow.p.ldsm, 1);
+  EXPECT_EQ(narrow.p.TJ, 16);  // the 16-column fallback
+  EXPECT_EQ(plan(11, 264, 64, 16, DType::bf16).p.TJ, 16);
+  const FusedPlan six_chunks = plan(9, 300, 48, 30, DType::fp16);
+  EXPECT_EQ(six_chunks.p.Cp, 48);
+  EXPECT_EQ(six_chunks.p.NT, 4);
+  EXPECT_EQ(six_chunks.p.TJ, 32);
+  EXPECT_EQ(plan(5, 777, 12, 8, DType::bf16).p.ldsm, 1);
+}
+
+// The support range: heads_in and heads_out 1-64 for every odd k to 11 and every dtype
+// must have a tiling that fits the H200's 227 KB of shared memory per block (seq 300: the work
+// queue, not the small-seq kernel; the layout does not depend on seq beyond that).
+TEST(FusedPlan, EveryHeadCountToSixtyFourFits) {
+  int failures = 0;
+  for (int k = 1; k <= 11; k += 2)
+    for (int hin = 1; hin <= 64; ++hin)
+      for (int hout = 1; hout <= 64; ++hout)
+        for (DType t : {DType::bf16, DType::fp16, DType::fp32}) {
+          const FusedPlan plan = make_plan(shape(k, 300, 1, hin, hout, t), 227 * 1024);
+          if (!plan.why_not.empty() && ++failures <= 5)
+            ADD_FAILURE() << "k " << k << " heads " << hin << "/" << hout << " " << dtype_name(t) << ": " << plan.why_not;
+        }
+  EXPECT_EQ(failures, 0);
+}
+
 }  // namespace
 }  // namespace mtabench::fused
