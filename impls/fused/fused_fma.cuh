@@ -1,0 +1,104 @@
+#pragma once
+// The fused kernel's fp32 path: the probability tile contracted by FMA.
+#include "impls/fused/fused_stats.cuh"
+#include "impls/fused/fused_tiles.cuh"
+
+namespace mtabench::fused {
+
+// ---- conv item, fp32 FMA path --------------------------------------------------------------------
+// 256 threads = 16 rows x 16 groups of 8 columns (TJ = 128); each thread accumulates 8 columns x
+// 4 heads at a time, over channel groups of CG (one probability tile per group). KT > 0: the
+// kernel width at compile time (registers hold the row window).
+template <int KT>
+__device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, int tile) {
+  const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
+  tile_stats<float>(p, smem, b, i0);
+  const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
+  float* pt = reinterpret_cast<float*>(smem + p.sm_p);
+  const int halo_rows = p.R + 2 * p.r, pwp = (p.PW + 3) / 4 * 4;
+  const bool one_tile = p.C <= p.CG;
+  if (one_tile) {
+    fill_probabilities<float>(p, st, pt, b, i0, j0, 0, p.C, pwp, 1, halo_rows * pwp);
+    __syncthreads();
+  }
+  // Weights [o][c][u][v]: in shared memory, heads padded to a multiple of 4 with zeros; or, when
+  // too many, straight from global memory (the same address in every thread: a broadcast).
+  const float* ws = p.w_global ? static_cast<const float*>(p.weight) : reinterpret_cast<const float*>(smem + p.sm_w);
+  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
+  const int rho = threadIdx.x >> 4, g0 = (threadIdx.x & 15) * 8;
+  const long long i = i0 + rho;
+  const int K = KT > 0 ? KT : p.K;
+  const int KK = K * K;
+  float* y = static_cast<float*>(p.y);
+  for (int oc = 0; oc < p.O; oc += 4) {
+    float acc[8][4];
+#pragma unroll
+    for (int x = 0; x < 8; ++x)
+#pragma unroll
+      for (int oo = 0; oo < 4; ++oo) acc[x][oo] = 0.f;
+    for (int cg = 0; cg < p.C; cg += p.CG) {
+      if (!one_tile) {
+        __syncthreads();
+        fill_probabilities<float>(p, st, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp, 1, halo_rows * pwp);
+        __syncthreads();
+      }
+      for (int cl = 0; cl < min(p.CG, p.C - cg); ++cl) {
+        const int c = cg + cl;
+        const float* wc = ws + (oc * p.C + c) * KK;  // weight [oc + oo][c][u][v] at wc[oo*C*KK + u*K + v]
+        if constexpr (KT > 0) {
+#pragma unroll
+          for (int u = 0; u < KT; ++u) {
+            const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+            float win[8 + KT - 1];
+#pragma unroll
+            for (int x = 0; x < 8 + KT - 1; ++x) win[x] = row[x];
+#pragma unroll
+            for (int v = 0; v < KT; ++v) {
+              float wv[4];
+#pragma unroll
+              for (int oo = 0; oo < 4; ++oo) wv[oo] = oc + oo < p.O ? wc[oo * p.C * KK + u * KT + v] : 0.f;
+#pragma unroll
+              for (int x = 0; x < 8; ++x)
+#pragma unroll
+                for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], win[x + v], acc[x][oo]);
+            }
+          }
+        } else {
+          for (int u = 0; u < K; ++u) {
+            const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+            for (int v = 0; v < K; ++v) {
+              float wv[4];
+#pragma unroll
+              for (int oo = 0; oo < 4; ++oo) wv[oo] = oc + oo < p.O ? wc[oo * p.C * KK + u * K + v] : 0.f;
+#pragma unroll
+              for (int x = 0; x < 8; ++x)
+#pragma unroll
+                for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], row[x + v], acc[x][oo]);
+            }
+          }
+        }
+      }
+    }
+    if (i < p.S) {
+#pragma unroll
+      for (int oo = 0; oo < 4; ++oo) {
+        const int o = oc + oo;
+        if (o >= p.O) break;
+        const long long j = j0 + g0;
+        float out[8];
+#pragma unroll
+        for (int x = 0; x < 8; ++x) out[x] = j + x <= i ? acc[x][oo] + bias_s[o] : 0.f;
+        float* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j;
+        if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+          reinterpret_cast<float4*>(dst)[0] = make_float4(out[0], out[1], out[2], out[3]);
+          reinterpret_cast<float4*>(dst)[1] = make_float4(out[4], out[5], out[6], out[7]);
+        } else {
+          for (int x = 0; x < 8 && j + x < p.S; ++x) dst[x] = out[x];
+        }
+      }
+    }
+  }
+  __syncthreads();
+}
+
+}  // namespace mtabench::fused

@@ -1,0 +1,280 @@
+#pragma once
+// The fused kernel's tensor-core contraction: mma.sync m16n8k16, the contraction index and
+// weight fragments, and the two conv items (column interleave for 1-4 heads out, ldmatrix).
+#include "impls/fused/fused_stats.cuh"
+#include "impls/fused/fused_tiles.cuh"
+
+namespace mtabench::fused {
+
+// ---- tensor cores ----------------------------------------------------------------------------
+template <class T>
+__device__ __forceinline__ void mma16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1);
+template <>
+__device__ __forceinline__ void mma16816<__nv_bfloat16>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma16816<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Contraction index kk (over window rows u, window columns v < KW, channels c; channels
+// fastest) to its parts.
+struct KIndex {
+  int u, v, c;
+  bool pad;
+};
+__device__ __forceinline__ KIndex split_k(const FusedParams& p, int kk) {
+  KIndex x;
+  if (p.ldsm) {  // chunks of 8 channels at one tap, (u, v, channel group) with groups fastest
+    const int ch = kk >> 3, G = p.Cp >> 3;
+    x.pad = ch >= p.NCH;
+    const int cc = x.pad ? 0 : ch, uv = cc / G;
+    x.c = (cc - uv * G) * 8 + (kk & 7);
+    x.u = uv / p.K;
+    x.v = uv - x.u * p.K;
+    return x;
+  }
+  x.pad = kk >= p.Kreal;
+  const int kc = x.pad ? 0 : kk;
+  const int uv = kc / p.Cp;
+  x.c = kc - uv * p.Cp;
+  x.u = uv / p.KW;
+  x.v = uv - x.u * p.KW;
+  return x;
+}
+
+// Weight element of the contraction: B[kk][n] = weight[o][c][u][v - h] for n = (o, h), 0 in
+// the padding and outside the k x k kernel.
+template <class T>
+__device__ __forceinline__ unsigned weight_bits(const FusedParams& p, int kk, int n) {
+  const KIndex x = split_k(p, kk);
+  const int o = n / p.H, vk = x.v - (n - o * p.H);
+  if (x.pad || x.c >= p.C || o >= p.O || vk < 0 || vk >= p.K) return 0u;
+  const T* w = static_cast<const T*>(p.weight);
+  return bits16(w[((static_cast<long long>(o) * p.C + x.c) * p.K + x.u) * p.K + vk]);
+}
+// The B fragment of m16n8k16 for k-step s, n-tile nt, this lane: rows 2t, 2t+1 and 2t+8, 2t+9
+// of the 16-row slice, column g.
+template <class T>
+__device__ __forceinline__ uint2 weight_fragment(const FusedParams& p, int s, int nt, int lane) {
+  const int g = lane >> 2, t = lane & 3;
+  const int n = nt * 8 + g, k0 = s * 16 + 2 * t;
+  uint2 f;
+  f.x = weight_bits<T>(p, k0, n) | (weight_bits<T>(p, k0 + 1, n) << 16);
+  f.y = weight_bits<T>(p, k0 + 8, n) | (weight_bits<T>(p, k0 + 9, n) << 16);
+  return f;
+}
+
+// ---- block set-up ------------------------------------------------------------------------------
+// Weight fragments of k-steps [s0, s1) into shared memory: [s - s0][n-tile][lane] -> uint2.
+template <class T>
+__device__ void load_weight_fragments(const FusedParams& p, uint2* wf, int s0, int s1) {
+  #pragma unroll 1
+  for (int e = threadIdx.x; e < (s1 - s0) * p.NT * 32; e += kThreads) {
+    const int lane = e & 31, snt = e >> 5;
+    wf[e] = weight_fragment<T>(p, s0 + snt / p.NT, snt % p.NT, lane);
+  }
+}
+
+template <int MW, int NT>
+__device__ __forceinline__ void zero_acc(float (&acc)[MW][NT][4]) {
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) acc[mt][nt][x] = 0.f;
+}
+
+// When the weights stream through shared memory (kchunk < ksteps), the fragments of k-steps
+// [kc, kend) replace the previous chunk's; otherwise all were loaded at block set-up.
+template <class T>
+__device__ __forceinline__ void stream_weights(const FusedParams& p, uint2* wf, int kc, int kend) {
+  if (p.kchunk < p.ksteps) {
+    __syncthreads();
+    load_weight_fragments<T>(p, wf, kc, kend);
+    __syncthreads();
+  }
+}
+
+// ---- conv item, tensor-core path for 1-4 heads out ---------------------------------------------
+// The tile's R x TJ positions times the heads, contracted over K*KW*Cp on mma.m16n8k16 with the
+// column interleave (H = 8 / heads rounded up > 1: an n-tile's 8 columns are (head, column
+// offset)): A is the probability tile read in place (im2col by address offsets, 32-bit loads of
+// channel pairs), B the weight fragments. A warp owns TJ/8 m-tiles (16 positions each).
+template <class T>
+__device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, int tile) {
+  constexpr int NT = 1, MW = 8;  // 8 accumulator tiles (32 registers)
+  const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
+  tile_stats<T>(p, smem, b, i0);
+  T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
+  const int pitch_h = 2 * p.pitch_w;
+  if (p.fill4)
+    fill_probabilities4<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), reinterpret_cast<unsigned*>(ptile),
+                           b, i0, j0);
+  else
+    fill_probabilities<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0, 0, p.Cp,
+                          p.PW * pitch_h, pitch_h, 1);
+  __syncthreads();
+
+  const unsigned* pw = reinterpret_cast<const unsigned*>(ptile);
+  uint2* wf = reinterpret_cast<uint2*>(smem + p.sm_w);
+  const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
+  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  // An m-tile is 16 rows of A: 16 positions H columns apart (row g: column H*g); it covers 16*H
+  // columns of one output row. col_tiles m-tiles per row (a power of two).
+  const int span = 16 * p.H, col_tiles = p.TJ / span, per_warp = p.R * col_tiles / kWarps;
+  const int ct_shift = __ffs(col_tiles) - 1;
+  // A-fragment word address of m-tile mt, row g: consecutive m-tiles of a warp walk along a
+  // row's column blocks, then on to the next row.
+  const int m0 = warp * per_warp;
+  auto base_of = [&](int mt) {
+    const int m = m0 + mt;
+    return ((m >> ct_shift) * p.PW + p.col0 + (m & (col_tiles - 1)) * span + p.H * g) * p.pitch_w;
+  };
+  float acc[MW][NT][4];
+  zero_acc(acc);
+  for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+    const int kend = min(kc + p.kchunk, p.ksteps);
+    stream_weights<T>(p, wf, kc, kend);
+#pragma unroll 1
+    for (int s = kc; s < kend; ++s) {
+      const int off0 = koff[s * 8 + t * 2], off1 = koff[s * 8 + t * 2 + 1];
+      uint2 bf[NT];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) bf[nt] = wf[((s - kc) * NT + nt) * 32 + lane];
+#pragma unroll
+      for (int mt = 0; mt < MW; ++mt) {
+        if (mt >= per_warp) break;
+        const int b0 = base_of(mt), b1 = b0 + 8 * p.H * p.pitch_w;
+        const unsigned a[4] = {pw[b0 + off0], pw[b1 + off0], pw[b0 + off1], pw[b1 + off1]};
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma16816<T>(acc[mt][nt], a, bf[nt].x, bf[nt].y);
+      }
+    }
+  }
+  // Accumulators to the staging tile [head][row][column]: bias added, zeros above the diagonal.
+  // Accumulator x of n-tile nt is D[A row g + 8*(x>>1)][n = nt*8 + 2t + (x&1)]; with H > 1
+  // (then NT = 1), n = (head o, column offset h) and x, x+1 are adjacent columns of one head.
+  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
+  const int yp = p.TJ + 8, ryp = p.yhp;
+  const int o_t = (2 * t) / p.H, h_t = 2 * t - o_t * p.H;  // H > 1: this thread's head, column
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt) {
+    if (mt >= per_warp) break;
+    const int m = m0 + mt, rho = m >> ct_shift;
+    const int col0 = (m & (col_tiles - 1)) * span + p.H * g;  // column of A row g
+    const long long jrel = j0 + col0 - (i0 + rho);           // j - i at that column
+    T* row = ys + rho * yp + col0;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int dc = half * 8 * p.H;  // A row g + 8
+      if (o_t < p.O) {
+        const long long d = jrel + dc + h_t;
+        const float bo = bias_s[o_t];
+        const unsigned lo = bits16(from_f<T>(d <= 0 ? acc[mt][0][2 * half] + bo : 0.f));
+        const unsigned hi = bits16(from_f<T>(d + 1 <= 0 ? acc[mt][0][2 * half + 1] + bo : 0.f));
+        *reinterpret_cast<unsigned*>(row + o_t * ryp + dc + h_t) = lo | (hi << 16);
+      }
+    }
+  }
+  __syncthreads();
+  store_staging<T>(p, ys, b, i0, j0);
+  __syncthreads();  // the staging tile and the probability tile are reused by the next item
+}
+
+// ---- conv item, ldmatrix path (heads_out > 4) -------------------------------------------------
+// The tile's R x TJ positions times NT*8 heads, contracted over the K*K taps x Cp channels in
+// chunks of 8 channels. The probability tile is channel-last with a column pitch of an odd
+// number of 16-byte units; an A fragment (16 positions x two chunks) is one ldmatrix.x4 whose
+// lanes point at (position, chunk): lanes 0-7 and 8-15 positions 0-7 and 8-15 of the first
+// chunk, lanes 16-31 the same of the second. im2col is the chunk's byte offset (u*PW + v)
+// columns away. B fragments are precomputed in shared memory (one 8-byte load per n-tile).
+// A warp owns MW m-tiles (16 consecutive columns of one row each) x NT n-tiles.
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&a)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(addr));
+}
+
+template <class T, int NT, int MW>
+__device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
+  const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
+  tile_stats<T>(p, smem, b, i0);
+  T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
+  fill_channels<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0);
+  __syncthreads();
+
+  const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
+  const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
+  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  // The caller picks MW = TJ / 8, so every warp owns exactly MW m-tiles: the loops below have no
+  // run-time bounds, and a k-step's ldmatrix loads all issue before its mma (v4 first had a
+  // per-m-tile bound check: each load waited on the branch before it, each mma on its load).
+  const int col_tiles = p.TJ >> 4;
+  const int ct_shift = __ffs(col_tiles) - 1, m0 = warp * MW;
+  // This lane's ldmatrix row: position (lane & 15) of the m-tile, chunk lane >> 4 of the k-step.
+  const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(ptile));
+  const int cpitch = p.pitch_w * 4, half = lane >> 4;
+  unsigned abase[MW];
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt) {
+    const int m = m0 + mt;
+    abase[mt] = tile_addr + ((m >> ct_shift) * p.PW + p.col0 + ((m & (col_tiles - 1)) << 4) + (lane & 15)) * cpitch;
+  }
+  float acc[MW][NT][4];
+  zero_acc(acc);
+  for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+    const int kend = min(kc + p.kchunk, p.ksteps);
+    stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
+#pragma unroll 2
+    for (int s = kc; s < kend; ++s) {
+      const unsigned off = static_cast<unsigned>(koff[s * 2 + half]);
+      uint2 bf[NT];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) bf[nt] = wf[((s - kc) * NT + nt) * 32 + lane];
+      unsigned a[MW][4];
+#pragma unroll
+      for (int mt = 0; mt < MW; ++mt) ldmatrix_x4(a[mt], abase[mt] + off);
+#pragma unroll
+      for (int mt = 0; mt < MW; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) mma16816<T>(acc[mt][nt], a[mt], bf[nt].x, bf[nt].y);
+    }
+  }
+  // Accumulator x of n-tile nt is (position g + 8*(x>>1), head nt*8 + 2t + (x&1)) to the
+  // staging tile [head][row][column] (it overlays the probability tile: wait for every warp).
+  __syncthreads();
+  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
+  const int yp = p.TJ + 8;
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt) {
+    const int m = m0 + mt, rho = m >> ct_shift, col = ((m & (col_tiles - 1)) << 4) + g;
+    const long long jrel = j0 + col - (i0 + rho);  // j - i of position g
+    T* row = ys + rho * yp + col;
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const bool keep = jrel + 8 * hr <= 0;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int n = nt * 8 + 2 * t;
+        if (n < p.O) row[n * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr] + bias_s[n] : 0.f);
+        if (n + 1 < p.O) row[(n + 1) * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr + 1] + bias_s[n + 1] : 0.f);
+      }
+    }
+  }
+  __syncthreads();
+  store_staging<T>(p, ys, b, i0, j0);
+  __syncthreads();  // the staging tile and the probability tile are reused by the next item
+}
+
+}  // namespace mtabench::fused

@@ -1,0 +1,209 @@
+#pragma once
+// The fused kernel's shared-memory tiles: the probability tile fills (generic, four-channel
+// vector, channel-lane vector for the ldmatrix path) and the y staging tile's copy to y.
+#include "impls/fused/fused_common.cuh"
+
+namespace mtabench::fused {
+
+// ---- probability tile ----------------------------------------------------------------------------
+// p = 2^(s*log2e - max) / sum for rows i0-r .. i0+R+r-1 and columns j0-r .. j0+TJ+r-1 of
+// channels [c0, c0+nch): 0 outside the causal region and outside the tensor (the convolution's
+// zero padding), and for channels >= C (padding). Element (row, column, channel) goes to
+// dst[row*s_row + column*s_col + channel*s_ch]. A warp takes two (row, channel) rows at a time,
+// lanes over columns; all ten loads of a lane are issued before any is used.
+constexpr int kColChunks = 5;  // lanes x 5 = 160 >= TJ + 2r for TJ <= 128, r <= 5
+template <class T>
+__device__ void fill_probabilities(const FusedParams& p, const float2* st, T* dst, int b, long long i0, long long j0,
+                                   int c0, int nch, int s_row, int s_col, int s_ch) {
+  const T* scores = static_cast<const T*>(p.scores);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int tasks = (p.R + 2 * p.r) * nch;
+  #pragma unroll 1
+  for (int t0 = warp; t0 < tasks; t0 += 2 * kWarps) {
+    float raw[2][kColChunks];
+    unsigned live = 0;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int task = t0 + h * kWarps;
+      const int pr = task / nch, c = c0 + task - pr * nch;
+      const long long ip = i0 - p.r + pr;
+      const bool row_ok = task < tasks && c < p.C && ip >= 0 && ip < p.S;
+      const T* src = scores + (row_ok ? ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S : 0);
+#pragma unroll
+      for (int q = 0; q < kColChunks; ++q) {
+        const int pc = lane + 32 * q;
+        const long long jp = j0 - p.r + pc;
+        const bool ok = row_ok && pc < p.PW && jp >= 0 && jp <= ip;
+        raw[h][q] = ok ? to_f(src[jp]) : 0.f;
+        live |= (ok ? 1u : 0u) << (h * kColChunks + q);
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int task = t0 + h * kWarps;
+      if (task >= tasks) break;
+      const int pr = task / nch, cl = task - pr * nch, c = c0 + cl;
+      const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 0.f);
+#pragma unroll
+      for (int q = 0; q < kColChunks; ++q) {
+        const int pc = lane + 32 * q;
+        if (pc >= p.PW) break;
+        const bool ok = (live >> (h * kColChunks + q)) & 1u;
+        dst[pr * s_row + pc * s_col + cl * s_ch] = from_f<T>(ok ? ex2(raw[h][q] * kLog2e - sv.x) * sv.y : 0.f);
+      }
+    }
+  }
+}
+
+// The same for four channels (heads_in 3 or 4) of a 16-bit type, seq a multiple of 8 (fill4):
+// a task is one 16-byte vector of columns [jg, jg + 8) of one row, all four channels: four
+// 16-byte loads, one FFMA and one EX2 per element (the sum is folded into the exponent:
+// 2^(x log2e - max - log2 sum)), and four 16-byte stores of the eight channel-last columns. Tile
+// column 0 is output column j0 - 8, so vectors line up in both memories.
+template <class T>
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  }
+}
+template <class T>
+__device__ __forceinline__ float2 unpack2(unsigned w) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&w));
+  }
+}
+
+template <class T>
+__device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsigned* dst, int b, long long i0,
+                                    long long j0) {
+  const T* scores = static_cast<const T*>(p.scores);
+  const int halo_rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2;
+  const long long plane = p.S * p.S;
+  const T* batch = scores + static_cast<long long>(b) * p.C * plane;
+  #pragma unroll 1
+  for (int task = threadIdx.x; task < halo_rows * nv; task += kThreads) {
+    const int pr = task / nv, v = task - pr * nv;
+    const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
+    // Valid columns of this vector: [jg, jg + n) with n = clamp(ip - jg + 1, 0, 8).
+    const int n = (ip < 0 || ip >= p.S || jg < 0) ? 0 : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
+    uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
+    if (n > 0) {
+      const T* src = batch + ip * p.S + jg;
+      uint4 raw[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        raw[c] = c < p.C ? *reinterpret_cast<const uint4*>(src + c * plane) : make_uint4(0, 0, 0, 0);
+      float mb[4];
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 1.f);
+        mb[c] = sv.x - __log2f(sv.y);  // max + log2(sum)
+      }
+      unsigned* o = reinterpret_cast<unsigned*>(out);
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {  // column pair (2h, 2h + 1)
+        float pc[4][2];
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          const float2 x = unpack2<T>((&raw[c].x)[h]);
+          pc[c][0] = c < p.C ? ex2(fmaf(x.x, kLog2e, -mb[c])) : 0.f;
+          pc[c][1] = c < p.C ? ex2(fmaf(x.y, kLog2e, -mb[c])) : 0.f;
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const bool ok = 2 * h + e < n;
+          o[(2 * h + e) * 2] = ok ? pack2<T>(pc[0][e], pc[1][e]) : 0u;
+          o[(2 * h + e) * 2 + 1] = ok ? pack2<T>(pc[2][e], pc[3][e]) : 0u;
+        }
+      }
+    }
+    uint4* d = reinterpret_cast<uint4*>(dst + (pr * p.PW + 8 * v) * 2);
+#pragma unroll
+    for (int x = 0; x < 4; ++x) d[x] = out[x];
+  }
+}
+
+// Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
+template <class T>
+__device__ void store_staging(const FusedParams& p, const T* ys, int b, long long i0, long long j0) {
+  const int yp = p.TJ + 8;
+  T* y = static_cast<T*>(p.y);
+  const int vshift = __ffs(p.TJ / 8) - 1, rshift = __ffs(p.R) - 1;
+  #pragma unroll 1
+  for (int e = threadIdx.x; e < (p.O * p.R) << vshift; e += kThreads) {
+    const int v = e & ((1 << vshift) - 1), orow = e >> vshift;
+    const int rr = orow & (p.R - 1), o = orow >> rshift;
+    const long long i = i0 + rr, j = j0 + v * 8;
+    if (i >= p.S || j >= p.S) continue;
+    T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j;
+    const T* src = ys + o * p.yhp + rr * yp + v * 8;
+    if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+    } else {
+#pragma unroll 1
+      for (int x = 0; x < 8 && j + x < p.S; ++x) dst[x] = src[x];
+    }
+  }
+}
+
+// The probability tile of the ldmatrix path (16-bit types, Cp a multiple of 8): a task is one
+// 8-column vector of one (row, channel), channels fastest, so a warp's 2-byte shared stores of
+// one column are consecutive (no bank conflicts) and each lane issues one 16-byte load per task
+// (v3 loaded 2 bytes per lane per (row, channel): ~44 dependent L2 round trips per tile at 32
+// channels). Tile column 0 is output column j0 - 8. Four tasks per thread are loaded before any
+// is used. Task indices are split with float reciprocals (exact for indices below 2^20).
+__device__ __forceinline__ int div_small(int x, float inv) { return static_cast<int>((x + 0.5f) * inv); }
+
+template <class T>
+__device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, int b, long long i0, long long j0) {
+  constexpr int U = 4;
+  const int nv = p.TJ / 8 + 2, halo_rows = p.R + 2 * p.r, tasks = halo_rows * nv * p.Cp;
+  const int pitch_h = 2 * p.pitch_w;
+  const float icp = 1.f / p.Cp, inv = 1.f / nv;
+  const T* scores = static_cast<const T*>(p.scores);
+  #pragma unroll 1
+  for (int t0 = threadIdx.x; t0 < tasks; t0 += kThreads * U) {
+    Vec8<T> raw[U];
+    int n[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int task = t0 + u * kThreads, rest = div_small(task, icp), c = task - rest * p.Cp;
+      const int pr = div_small(rest, inv), v = rest - pr * nv;
+      const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
+      const bool ok = task < tasks && c < p.C && ip >= 0 && ip < p.S && jg >= 0;
+      n[u] = ok ? static_cast<int>(min(ip - jg + 1, 8ll)) : 0;  // columns up to the diagonal
+      if (n[u] > 0) {
+        const T* src = scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S + jg;
+        raw[u] = load_vec8(src, jg, min(jg + 8, p.S));
+      } else {
+        raw[u] = Vec8<T>{};
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int task = t0 + u * kThreads;
+      if (task >= tasks) break;
+      const int rest = div_small(task, icp), c = task - rest * p.Cp;
+      const int pr = div_small(rest, inv), v = rest - pr * nv;
+      float mb = 0.f;
+      if (n[u] > 0) {
+        const float2 sv = st[pr * p.C + c];
+        mb = sv.x - __log2f(sv.y);  // max + log2(sum): one FFMA and one EX2 per element
+      }
+      const T* h = reinterpret_cast<const T*>(&raw[u]);
+      T* d = dst + (pr * p.PW + 8 * v) * pitch_h + c;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) d[e * pitch_h] = from_f<T>(e < n[u] ? ex2(fmaf(to_f(h[e]), kLog2e, -mb)) : 0.f);
+    }
+  }
+}
+
+}  // namespace mtabench::fused
