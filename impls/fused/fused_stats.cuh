@@ -148,12 +148,11 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
         const float l2 = __shfl_xor_sync(0xffffffffu, ml.y, o);
         combine_nb(ml.x, ml.y, m2, l2);
       }
+      // Row i0 + rr, channel c: partial ((b S + i0) C + pair) nch_max + segment, pair = rr C + c.
       const int unit = (st0 + k * kWarps) * per_step + sub;
-      if ((lane & (L - 1)) == 0 && unit < units) {
-        const int pair = unit >> sshift, seg = unit & (spi - 1);
-        const int rr = pair / p.C, c = pair - rr * p.C;
-        p.partials[((static_cast<long long>(b) * p.S + i0 + rr) * p.C + c) * p.nch_max + chunk * spi + seg] = ml;
-      }
+      if ((lane & (L - 1)) == 0 && unit < units)
+        p.partials[((static_cast<long long>(b) * p.S + i0) * p.C + (unit >> sshift)) * p.nch_max + chunk * spi +
+                   (unit & (spi - 1))] = ml;
     }
   }
   __shared__ int last;

@@ -172,7 +172,7 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
   #pragma unroll 1
   for (int t0 = threadIdx.x; t0 < tasks; t0 += kThreads * U) {
     Vec8<T> raw[U];
-    int n[U];
+    int n[U], dst_at[U], st_at[U];  // the task's tile offset and statistics index
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const int task = t0 + u * kThreads, rest = div_small(task, icp), c = task - rest * p.Cp;
@@ -180,6 +180,8 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
       const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
       const bool ok = task < tasks && c < p.C && ip >= 0 && ip < p.S && jg >= 0;
       n[u] = ok ? static_cast<int>(min(ip - jg + 1, 8ll)) : 0;  // columns up to the diagonal
+      dst_at[u] = (pr * p.PW + 8 * v) * pitch_h + c;
+      st_at[u] = pr * p.C + c;
       if (n[u] > 0) {
         const T* src = scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S + jg;
         raw[u] = load_vec8(src, jg, min(jg + 8, p.S));
@@ -189,17 +191,14 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
-      const int task = t0 + u * kThreads;
-      if (task >= tasks) break;
-      const int rest = div_small(task, icp), c = task - rest * p.Cp;
-      const int pr = div_small(rest, inv), v = rest - pr * nv;
+      if (t0 + u * kThreads >= tasks) break;
       float mb = 0.f;
       if (n[u] > 0) {
-        const float2 sv = st[pr * p.C + c];
+        const float2 sv = st[st_at[u]];
         mb = sv.x - __log2f(sv.y);  // max + log2(sum): one FFMA and one EX2 per element
       }
       const T* h = reinterpret_cast<const T*>(&raw[u]);
-      T* d = dst + (pr * p.PW + 8 * v) * pitch_h + c;
+      T* d = dst + dst_at[u];
 #pragma unroll
       for (int e = 0; e < 8; ++e) d[e * pitch_h] = from_f<T>(e < n[u] ? ex2(fmaf(to_f(h[e]), kLog2e, -mb)) : 0.f);
     }
