@@ -11,4 +11,5 @@ const char* cuda_compiler();
 const char* source_dir();
 const char* git_commit();
 bool git_dirty();
+const char* source_digest();  // cmake/SourceDigest.cmake: the code measured, git or not
 }  // namespace mtabench::build_info

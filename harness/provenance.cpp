@@ -25,6 +25,7 @@ nlohmann::json harness_provenance() {
           {"version", build_info::version()},
           {"git_commit", build_info::git_commit()},
           {"git_dirty", build_info::git_dirty()},
+          {"source_digest", build_info::source_digest()},
           {"build_type", build_info::build_type()},
           {"cxx_flags", build_info::cxx_flags()},
           {"cuda_flags", build_info::cuda_flags()},

@@ -2,7 +2,8 @@
 """End to end (issue 2): `mtabench run workloads/smoke.json --out TMP` writes records that an
 independent validator (Debian's python3-jsonschema, Draft 2020-12) accepts, whose record_sha256
 and workload identity Python recomputes; without a GPU, stderr carries the CPU-fallback notice.
-`mtabench validate` accepts the records and rejects a tampered copy; `mtabench run` on a malformed
+`mtabench validate` accepts the records and rejects a tampered copy; each record's source digest
+is the digest of the sources (recomputed here); `mtabench run` on a malformed
 workload file exits non-zero with the file/pointer/reason message and writes nothing.
 
 Exit 77 (skipped) when python3-jsonschema is missing, unless MTABENCH_REQUIRE_JSONSCHEMA=1 (CI),
@@ -23,6 +24,21 @@ from e2e_util import check, check_record, fail, require_validator, run, split_js
 
 def gpu_present():
     return any(os.path.exists(p) for p in glob.glob("/dev/nvidia[0-9]*"))
+
+
+def source_digest(src):
+    """cmake/SourceDigest.cmake, recomputed independently: sha256 over the sorted lines
+    '<sha256 of file>  <path>' of every file under harness/, impls/, cmake/ and CMakeLists.txt."""
+    import hashlib
+    paths = ["CMakeLists.txt"]
+    for top in ("harness", "impls", "cmake"):
+        for d, _, files in os.walk(os.path.join(src, top)):
+            paths += [os.path.relpath(os.path.join(d, f), src) for f in files]
+    lines = ""
+    for rel in sorted(paths):
+        with open(os.path.join(src, rel), "rb") as fh:
+            lines += "%s  %s\n" % (hashlib.sha256(fh.read()).hexdigest(), rel)
+    return hashlib.sha256(lines.encode()).hexdigest()
 
 
 def main():
@@ -68,6 +84,12 @@ def main():
         else:
             check(len(records) == 5 * len(impls), "%d records for %d implementations" % (len(records), len(impls)))
         check(len({r["run_id"] for r in records}) == 1, "one run id per run")
+        # The code measured, whatever git says: the digest of the sources the binary was built from.
+        digest = source_digest(a.source)
+        for r in records:
+            check(r["provenance"]["harness"]["source_digest"] == digest,
+                  "provenance.harness.source_digest %r, sources %r (rebuild after editing?)"
+                  % (r["provenance"]["harness"]["source_digest"], digest))
 
         # The same records, in the same order, in the hardware's append-only history.
         hist = glob.glob(os.path.join(out, "history", "*.jsonl"))
