@@ -15,17 +15,10 @@ cd "$(dirname "$0")/.."
 out=${1:?usage: tools/gpu-check.sh OUT [MAX_TIME_S] [TOTAL_BUDGET_S]}
 mt=${2:-0.2}
 budget=${3:-570}
-mkdir -p "$out"
-B=build-gpu
-M=$B/mtabench
-S=$out/summary.txt
-t0=$SECONDS
-stage() { echo "=== [$((SECONDS - t0)) s] $*" | tee -a "$S"; }
+source tools/gpu-lib.sh
 first_jsonl() { ls "$1"/runs/*.jsonl 2>/dev/null | head -1; }
 
-stage build
-{ cmake -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build $B -j"$(nproc)"; } \
-  >/tmp/mtab-build.log 2>&1 || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
+build_gpu
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,driver_version --format=csv >>"$S" 2>&1
 
 stage "run A: fused, cudnn on seed + seq-sweep + shapes (--max-time $mt)"

@@ -13,16 +13,9 @@ cd "$(dirname "$0")/.."
 out=${1:?usage: tools/gpu-kernel.sh OUT [MAX_TIME_S] [TOTAL_BUDGET_S]}
 mt=${2:-0.2}
 budget=${3:-360}
-mkdir -p "$out"
-B=build-gpu
-M=$B/mtabench
-S=$out/summary.txt
-t0=$SECONDS
-stage() { echo "=== [$((SECONDS - t0)) s] $*" | tee -a "$S"; }
+source tools/gpu-lib.sh
 
-stage build
-{ cmake -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build $B -j"$(nproc)"; } \
-  >/tmp/mtab-build.log 2>&1 || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
+build_gpu
 
 stage "fused on seed + seq-sweep + shapes (--max-time $mt)"
 timeout 120 $M run workloads/seed.json workloads/seq-sweep.json workloads/shapes.json --impl fused \

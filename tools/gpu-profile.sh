@@ -8,15 +8,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: tools/gpu-profile.sh OUT [BUILD_DIR]}
 B=${2:-build-gpu}
-M=$B/mtabench
-S=$out/summary.txt
-mkdir -p "$out"
-t0=$SECONDS
-stage() { echo "=== [$((SECONDS - t0)) s] $*" | tee -a "$S"; }
+source tools/gpu-lib.sh
 
-stage build
-{ cmake -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build $B -j"$(nproc)"; } \
-  >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+build_gpu
 
 stage "ncu: fused kernel, one launch per case"
 sections="--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats
