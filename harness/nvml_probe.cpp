@@ -118,4 +118,15 @@ SharedGpuView shared_gpu_view(std::optional<int> before, std::optional<int> afte
   return v;
 }
 
+int other_gpu_processes(const nlohmann::json& record) {
+  if (!record.is_object() || !record.contains("timing") || !record["timing"].is_object()) return 0;
+  const nlohmann::json& t = record["timing"];
+  if (!t.contains("gpu_processes") || !t["gpu_processes"].is_object()) return 0;
+  int most = 0;
+  for (const char* k : {"before", "after"})
+    if (t["gpu_processes"].contains(k) && t["gpu_processes"][k].is_number_integer())
+      most = std::max(most, t["gpu_processes"][k].get<int>());
+  return std::max(most - 1, 0);
+}
+
 }  // namespace mtabench

@@ -34,4 +34,9 @@ struct SharedGpuView {
 };
 SharedGpuView shared_gpu_view(std::optional<int> before, std::optional<int> after);
 
+// From a record: how many other processes its timing.gpu_processes counts show (the larger of
+// before and after, less the measuring process); 0 where the record has no counts or none above
+// one. The leaderboard's eligibility rule and `mtabench run --fail-on-shared-gpu` read this.
+int other_gpu_processes(const nlohmann::json& record);
+
 }  // namespace mtabench

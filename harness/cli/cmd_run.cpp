@@ -1,6 +1,7 @@
 // `mtabench run` (correctness gate + timing + records) and `mtabench verify` (gate only).
 #include "harness/cli/commands.h"
 #include "harness/device.h"
+#include "harness/nvml_probe.h"
 #include "harness/provenance.h"
 #include "harness/suite.h"
 #include "harness/workload.h"
@@ -15,6 +16,8 @@ namespace mtabench::cli {
 
 namespace {
 
+constexpr int kExitSharedGpu = 5;
+
 struct RunArgs {
   std::vector<std::string> paths;
   std::string impls;
@@ -23,6 +26,7 @@ struct RunArgs {
   double max_time = 10.0, min_time = 0.5, target_ci = 0.005;
   std::int64_t min_samples = 10;
   bool graph = false, samples = false, no_isolate = false, no_records = false, quiet = false;
+  bool fail_on_shared_gpu = false;
   double case_timeout = 600;
   std::string devices, shard, format = "table", gbench_out, filter;
 };
@@ -87,6 +91,20 @@ int execute(const RunArgs& a, AppContext& ctx, bool verify) {
   fmt::print("\n{}", results_table(r.records, !verify));
   if (o.write_records && !r.records.empty()) fmt::print("\nrecords: {} (and {}/history/)\n", r.run_file, a.out);
   if (!o.gbench_out.empty()) fmt::print("Google Benchmark JSON: {}\n", o.gbench_out);
+  // Records measured while other processes held the GPU are kept (and marked in the record); a
+  // nightly job can make them fail the run, since the leaderboard will not use them.
+  int shared = 0;
+  for (const auto& rec : r.records)
+    if (const int others = other_gpu_processes(rec); others > 0) {
+      ++shared;
+      fmt::print(stderr, "mtabench: {} / {}: measured on a shared GPU ({} other process(es), NVML)\n",
+                 rec["workload"]["name"].get<std::string>(), rec["implementation"]["name"].get<std::string>(), others);
+    }
+  if (a.fail_on_shared_gpu && shared > 0 && r.exit_code == 0) {
+    fmt::print(stderr, "mtabench: --fail-on-shared-gpu: {} case(s) measured on a shared GPU: exit {}\n", shared,
+               kExitSharedGpu);
+    return kExitSharedGpu;
+  }
   return r.exit_code;
 }
 
@@ -111,6 +129,8 @@ void options(CLI::App* sub, RunArgs& a, bool verify) {
   sub->add_flag("--graph", a.graph, "Capture one call in a CUDA graph and time graph launches");
   sub->add_flag("--samples", a.samples, "Keep raw samples in the records");
   sub->add_flag("--no-records", a.no_records, "Do not write records (print the table only)");
+  sub->add_flag("--fail-on-shared-gpu", a.fail_on_shared_gpu,
+                "Exit 5 when a case was measured while other processes held the GPU (records are still written)");
   sub->add_option("--format", a.format, "Also write: table (default) or gbench (Google Benchmark JSON)")
       ->check(CLI::IsMember({"table", "gbench"}));
   sub->add_option("--gbench-out", a.gbench_out, "Where --format gbench writes (default: OUT/gbench.json)");

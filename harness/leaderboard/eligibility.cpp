@@ -1,6 +1,7 @@
 #include "harness/leaderboard/eligibility.h"
 
 #include "harness/leaderboard/format.h"
+#include "harness/nvml_probe.h"
 
 #include <fmt/core.h>
 
@@ -18,14 +19,9 @@ json rounded(std::optional<double> v) { return v ? json(round_sig(*v)) : json(nu
 // its quiet time with CV 6%), so NVML's count in the record decides: more than the measuring
 // process, before or after, and the record is not eligible.
 std::string shared_gpu(const json& rec) {
-  const json* counts = nullptr;
-  if (rec["timing"].is_object() && rec["timing"].contains("gpu_processes")) counts = &rec["timing"]["gpu_processes"];
-  if (!counts || !counts->is_object()) return "";
-  int most = 0;
-  for (const char* k : {"before", "after"})
-    if (counts->contains(k) && (*counts)[k].is_number_integer()) most = std::max(most, (*counts)[k].get<int>());
-  if (most <= 1) return "";
-  return fmt::format("measured on a shared GPU: {} other process(es) held a CUDA context on it (NVML)", most - 1);
+  const int others = other_gpu_processes(rec);
+  if (others == 0) return "";
+  return fmt::format("measured on a shared GPU: {} other process(es) held a CUDA context on it (NVML)", others);
 }
 }  // namespace
 

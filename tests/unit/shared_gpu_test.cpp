@@ -31,5 +31,17 @@ TEST(SharedGpu, UnknownCountsAreNullNotZero) {
   EXPECT_FALSE(shared_gpu_view(std::nullopt, std::nullopt).warning);
 }
 
+// What the leaderboard's rule and `run --fail-on-shared-gpu` read back from a record.
+TEST(SharedGpu, OtherProcessesReadBackFromARecord) {
+  nlohmann::json rec = {{"timing", {{"gpu_processes", shared_gpu_view(1, 3).counts}}}};
+  EXPECT_EQ(other_gpu_processes(rec), 2);
+  rec["timing"]["gpu_processes"] = shared_gpu_view(1, 1).counts;
+  EXPECT_EQ(other_gpu_processes(rec), 0);
+  rec["timing"]["gpu_processes"] = shared_gpu_view(std::nullopt, std::nullopt).counts;
+  EXPECT_EQ(other_gpu_processes(rec), 0);
+  EXPECT_EQ(other_gpu_processes(nlohmann::json{{"timing", nullptr}}), 0);  // no timing (a failed case)
+  EXPECT_EQ(other_gpu_processes(nlohmann::json::object()), 0);
+}
+
 }  // namespace
 }  // namespace mtabench
