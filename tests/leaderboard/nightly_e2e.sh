@@ -24,7 +24,8 @@ for f in leaderboard.json LEADERBOARD.md index.html; do
 done
 [[ ! -e "$results/compare" ]] || fail "night 1 compared with something"
 
-nightly --threshold 100000 || fail "night 2 exited $?"
+# Night 2 also passes --fail-on-shared-gpu through to run: no GPU, no NVML counts, exit 0.
+nightly --threshold 100000 -- --fail-on-shared-gpu || fail "night 2 exited $?"
 [[ $(ls "$results"/runs/*.jsonl | wc -l) -eq 2 ]] || fail "expected two run files"
 [[ -s "$results/compare/latest.md" ]] || fail "night 2 wrote no comparison"
 grep -q "same\|unsure\|faster" "$results/compare/latest.md" || fail "no verdicts in the comparison"
