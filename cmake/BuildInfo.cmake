@@ -12,6 +12,7 @@ add_custom_target(mtabench_git_info
   COMMAND ${CMAKE_COMMAND} -DSRC=${PROJECT_SOURCE_DIR}
           -DOUT=${PROJECT_BINARY_DIR}/generated/build_info_git.cpp
           -P ${PROJECT_SOURCE_DIR}/cmake/GitInfo.cmake
+  WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
   BYPRODUCTS ${PROJECT_BINARY_DIR}/generated/build_info_git.cpp
   COMMENT "mtabench: reading git commit" VERBATIM)
 add_library(mtabench_build_info STATIC

@@ -4,7 +4,22 @@
 # records of 2026-11-29 name the session's first commit, dirty). Include with SRC set, or run
 #   cmake -DSRC=<checkout> -DPRINT=1 -P cmake/SourceDigest.cmake
 # to print the digest of a checkout (tools/source-digest.sh does this for a commit).
-file(GLOB_RECURSE _sd_files RELATIVE "${SRC}" "${SRC}/harness/*" "${SRC}/impls/*" "${SRC}/cmake/*")
+# The checkout path is escaped for the glob (a [ or ] in it would otherwise be a character
+# class and change the file set); symlinked folders are not followed (as Python's os.walk in
+# tests/e2e does not).
+string(REPLACE "[" "<<MTAB-LB>>" _sd_root "${SRC}")
+string(REPLACE "]" "[]]" _sd_root "${_sd_root}")
+string(REPLACE "<<MTAB-LB>>" "[[]" _sd_root "${_sd_root}")
+string(REPLACE "*" "[*]" _sd_root "${_sd_root}")
+string(REPLACE "?" "[?]" _sd_root "${_sd_root}")
+cmake_policy(PUSH)
+cmake_policy(SET CMP0009 NEW)
+file(GLOB_RECURSE _sd_files RELATIVE "${SRC}" "${_sd_root}/harness/*" "${_sd_root}/impls/*" "${_sd_root}/cmake/*")
+cmake_policy(POP)
+list(FIND _sd_files "harness/build_info.h" _sd_known)
+if(_sd_known EQUAL -1)
+  message(FATAL_ERROR "SourceDigest.cmake: no harness/build_info.h under ${SRC}: not a checkout")
+endif()
 list(APPEND _sd_files CMakeLists.txt)
 list(SORT _sd_files)
 set(_sd_lines "")

@@ -16,7 +16,7 @@ out=${1:?usage: tools/gpu-check.sh OUT [MAX_TIME_S] [TOTAL_BUDGET_S]}
 mt=${2:-0.2}
 budget=${3:-570}
 source tools/gpu-lib.sh
-first_jsonl() { ls "$1"/runs/*.jsonl 2>/dev/null | head -1; }
+first_jsonl() { ls "$1"/runs/*.jsonl 2>/dev/null | tail -1; }  # the newest (run ids start with the time)
 
 build_gpu
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu,driver_version --format=csv >>"$S" 2>&1

@@ -15,12 +15,15 @@ for spec in "$@"; do
   n=$((n + 1))
   rep=/tmp/mtab-hot-$n
   echo "##### $n ${spec}" >>"$out/hotspots.log"
+  rm -f "$rep.ncu-rep"  # never export a report an earlier call left
   timeout 120 ncu --clock-control none --cache-control all -k regex:'fused_(small_)?kernel' --launch-skip 12 \
     --launch-count 1 --section SourceCounters --section InstructionStats --section WarpStateStats \
     --import-source no -f -o "$rep" \
     "$M" run "${spec%%:*}" --filter "${spec##*:}" --impl fused --no-isolate --no-records --quiet \
     --max-time 0.2 --min-time 0.05 >>"$out/hotspots.log" 2>&1
-  echo "profile rc=$?" >>"$out/hotspots.log"
+  rc=$?
+  echo "profile rc=$rc" >>"$out/hotspots.log"
+  [ "$rc" -eq 0 ] && [ -f "$rep.ncu-rep" ] || continue
   ncu -i "$rep.ncu-rep" --page source --csv --print-source sass 2>>"$out/hotspots.log" | gzip >"$out/$n.sass.csv.gz"
   ncu -i "$rep.ncu-rep" --page details --section SourceCounters --section WarpStateStats >>"$out/hotspots.log" 2>&1
 done

@@ -21,7 +21,7 @@ stage "fused on seed + seq-sweep + shapes (--max-time $mt)"
 timeout 120 $M run workloads/seed.json workloads/seq-sweep.json workloads/shapes.json --impl fused \
   --max-time "$mt" --min-time 0.1 --samples --quiet --out /tmp/mtab-k >>"$S" 2>&1
 echo "rc=$?" >>"$S"
-cp "$(ls /tmp/mtab-k/runs/*.jsonl | head -1)" "$out/fused.jsonl" 2>/dev/null
+cp "$(ls /tmp/mtab-k/runs/*.jsonl | tail -1)" "$out/fused.jsonl" 2>/dev/null
 
 stage "per-instruction profiles (Nsight Compute source counters)"
 timeout 150 tools/gpu-hotspots.sh "$out" $B workloads/seq-sweep.json:'^sweep-seq4096$' \

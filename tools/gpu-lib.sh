@@ -1,7 +1,10 @@
 # Sourced by the tools/gpu-*.sh scripts (from the repository root, after OUT is known): the
-# stage log and the Release build with tests into build-gpu (or $B when set before sourcing).
-# Defines B, M (the mtabench binary), S (OUT/summary.txt), stage and build_gpu.
-B=${B:-build-gpu}
+# stage log and the Release build with tests into build-gpu (or $gpu_build_dir when the caller
+# sets it). Defines B, M (the mtabench binary), S (OUT/summary.txt), stage and build_gpu, and
+# clears what an earlier call on a still-warm machine left in /tmp/mtab-* (records, profiles),
+# so nothing stale is handed back.
+B=${gpu_build_dir:-build-gpu}
+rm -rf /tmp/mtab-*
 M=$B/mtabench
 S=$out/summary.txt
 mkdir -p "$out"

@@ -7,7 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: tools/gpu-profile.sh OUT [BUILD_DIR]}
-B=${2:-build-gpu}
+gpu_build_dir=${2:-build-gpu}
 source tools/gpu-lib.sh
 
 build_gpu
