@@ -6,80 +6,8 @@
 
 namespace mtabench::fused {
 
-// Combines two (max, sum) pairs of the log2-domain softmax; -inf marks "no elements".
-__device__ __forceinline__ void combine(float& m, float& l, float m2, float l2) {
-  if (m2 == -INFINITY) return;
-  if (m == -INFINITY) {
-    m = m2;
-    l = l2;
-    return;
-  }
-  const float mm = fmaxf(m, m2);
-  l = l * ex2(m - mm) + l2 * ex2(m2 - mm);
-  m = mm;
-}
-
-__device__ __forceinline__ void warp_combine(float& m, float& l) {
-  for (int o = 16; o; o /= 2) {
-    const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
-    const float l2 = __shfl_xor_sync(0xffffffffu, l, o);
-    combine(m, l, m2, l2);
-  }
-}
-
-// Eight consecutive scores from e on (those at or past c1 read as -inf), times log2(e): one
-// 16-byte load where the address allows, else scalar loads.
-template <class T>
-__device__ __forceinline__ void load8(const T* row, long long e, long long c1, float (&x)[8]) {
-  const T* src = row + e;
-  if (e + 8 <= c1 && (reinterpret_cast<std::uintptr_t>(src) & 15) == 0) {
-    if constexpr (sizeof(T) == 2) {
-      const uint4 v = *reinterpret_cast<const uint4*>(src);
-      const T* h = reinterpret_cast<const T*>(&v);
-#pragma unroll
-      for (int q = 0; q < 8; ++q) x[q] = to_f(h[q]) * kLog2e;
-    } else {
-      const float4 a = reinterpret_cast<const float4*>(src)[0];
-      const float4 b = reinterpret_cast<const float4*>(src)[1];
-      x[0] = a.x * kLog2e, x[1] = a.y * kLog2e, x[2] = a.z * kLog2e, x[3] = a.w * kLog2e;
-      x[4] = b.x * kLog2e, x[5] = b.y * kLog2e, x[6] = b.z * kLog2e, x[7] = b.w * kLog2e;
-    }
-  } else {
-#pragma unroll
-    for (int q = 0; q < 8; ++q) x[q] = e + q < c1 ? to_f(src[q]) * kLog2e : -INFINITY;
-  }
-}
-
-__device__ __forceinline__ void fold8(const float (&x)[8], float& m, float& l) {
-  float gm = x[0];
-#pragma unroll
-  for (int q = 1; q < 8; ++q) gm = fmaxf(gm, x[q]);
-  float gl = 0.f;
-#pragma unroll
-  for (int q = 0; q < 8; ++q) gl += ex2(x[q] - gm);
-  combine(m, l, gm, gl);
-}
-
-// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp (local statistics, small seq).
-// Returned by value: v3's reference parameters put them in local memory around the call.
-template <class T>
-__device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c1) {
-  const int lane = threadIdx.x & 31;
-  float m = -INFINITY, l = 0.f;
-  for (long long e = c0 + lane * 8; e < c1; e += 512) {
-    float x[8], z[8];
-    load8(row, e, c1, x);
-    load8(row, e + 256, c1, z);
-    fold8(x, m, l);
-    fold8(z, m, l);
-  }
-  warp_combine(m, l);
-  return make_float2(m, l);
-}
-
-// ---- stats item --------------------------------------------------------------------------------
-// combine() without branches (all lanes of a shuffle reduction stay converged): -inf marks "no
-// elements", and ex2(-inf) = 0.
+// Combines two (max, sum) pairs of the log2-domain softmax without branches (all lanes of a
+// shuffle reduction stay converged): -inf marks "no elements", and ex2(-inf) = 0.
 __device__ __forceinline__ void combine_nb(float& m, float& l, float m2, float l2) {
   const float mm = fmaxf(m, m2);
   const float s = mm == -INFINITY ? 0.f : mm;
@@ -104,6 +32,36 @@ __device__ __forceinline__ float2 fold_vec8(const Vec8<T>& v, int n) {
   return make_float2(m, l);
 }
 
+// The (max, sum) of each group of L lanes (a power of two), combined by shuffles; every lane of
+// the warp takes part.
+__device__ __forceinline__ float2 reduce_lanes(float2 ml, int L) {
+  for (int o = L >> 1; o; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, ml.x, o);
+    const float l2 = __shfl_xor_sync(0xffffffffu, ml.y, o);
+    combine_nb(ml.x, ml.y, m2, l2);
+  }
+  return ml;
+}
+
+// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp (local statistics, small seq).
+// Returned by value: v3's reference parameters put them in local memory around the call.
+template <class T>
+__device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c1) {
+  const int lane = threadIdx.x & 31;
+  float m = -INFINITY, l = 0.f;
+  for (long long e = c0 + lane * 8; e < c1; e += 512) {
+    const Vec8<T> x = load_vec8(row + e, e, c1);
+    const int nz = static_cast<int>(max(min(c1 - e - 256, 8ll), 0ll));
+    const Vec8<T> z = nz > 0 ? load_vec8(row + e + 256, e + 256, c1) : Vec8<T>{};
+    const float2 fx = fold_vec8<T>(x, static_cast<int>(min(c1 - e, 8ll)));
+    const float2 fz = fold_vec8<T>(z, nz);
+    combine_nb(m, l, fx.x, fx.y);
+    combine_nb(m, l, fz.x, fz.y);
+  }
+  return reduce_lanes(make_float2(m, l), 32);
+}
+
+// ---- stats item --------------------------------------------------------------------------------
 // The (row, channel, segment) units of one item: a warp takes steps st = warp, warp + 8, ... of
 // 32 / SEGL units, NL steps at a time with all their loads issued before any is used (v3's
 // row-at-a-time loop kept only two loads in flight per lane: stats items took ~16 serial DRAM
@@ -142,12 +100,7 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
     }
 #pragma unroll
     for (int k = 0; k < NL; ++k) {
-      float2 ml = fold_vec8<T>(raw[k], n[k]);
-      for (int o = L >> 1; o; o >>= 1) {
-        const float m2 = __shfl_xor_sync(0xffffffffu, ml.x, o);
-        const float l2 = __shfl_xor_sync(0xffffffffu, ml.y, o);
-        combine_nb(ml.x, ml.y, m2, l2);
-      }
+      const float2 ml = reduce_lanes(fold_vec8<T>(raw[k], n[k]), L);
       // Row i0 + rr, channel c: partial ((b S + i0) C + pair) nch_max + segment, pair = rr C + c.
       const int unit = (st0 + k * kWarps) * per_step + sub;
       if ((lane & (L - 1)) == 0 && unit < units)
