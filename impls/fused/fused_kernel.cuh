@@ -92,10 +92,10 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
     case kStatsItem: {
       // Number of chunks of this band: columns up to its last row.
       const long long last = min(static_cast<long long>(it.z + 1) * p.R, p.S);
-      // Loads in flight per lane: 8 vectors (32 registers) where registers allow; 4 in the
-      // 80-register few-heads instance and for fp32 (8 registers per vector).
-      constexpr int NL = (MMA && NT == 1) || !MMA ? 4 : 8;
-      stats_item<T, NL>(p, it.y, it.z, it.w, static_cast<int>((last + p.CS - 1) / p.CS));
+      // Vectors per lane (all in flight at once): 8 (32 registers) where registers allow; 4 in
+      // the 80-register few-heads instance and for fp32 (8 registers per vector).
+      constexpr int NV = (MMA && NT == 1) || !MMA ? 4 : 8;
+      stats_item<T, NV>(p, it.y, it.z, it.w, static_cast<int>((last + p.CS - 1) / p.CS));
       break;
     }
     case kConvItem:
@@ -116,7 +116,7 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
 // waiting on loads, and 98 registers had allowed only two (Nsight Compute, v2: 0.77 eligible
 // warps per scheduler). Two for the fp32 FMA instances, which otherwise take 167 registers.
 template <bool MMA, int NT>
-constexpr int min_blocks() { return MMA && NT == 1 ? 3 : !MMA ? 2 : 1; }
+constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 2 : 1; }
 
 // NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
 // fit in shared memory): an instance of its own, so the wide instances' code does not change.

@@ -31,10 +31,9 @@ struct FusedParams {
   // Tiling. A band is R consecutive output rows of one batch; a tile is TJ columns of a band.
   int R, TJ;
   int CS;  // columns per stats item (a chunk of the band's rows)
-  // A stats item is split into units of (row, channel, segment of SEG = 8 * SEGL columns): SEGL
-  // lanes take one unit, a vector of 8 columns each, and reduce it by shuffles; each unit is one
-  // partial. SEG = min(CS, 256), so a warp works on 32 / SEGL units at a time.
-  int SEG, SEGL;
+  // A stats item is split into units of (row, channel, segment of SEG columns), one partial
+  // each; SEG = min(CS, 256), a power of two >= 64 (the lanes per unit: stats_item).
+  int SEG;
   int ZC;  // columns per zero item (the part of the band above the diagonal)
   int Q;   // bands per batch
   // Tensor-core (mma) layout: channels padded to Cp (even); the probability tile stores Cp

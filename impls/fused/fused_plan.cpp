@@ -81,7 +81,6 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   while (cs > 64 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
   p.CS = cs;
   p.SEG = std::min(cs, 256);
-  p.SEGL = p.SEG / 8;
   p.ZC = kZeroCols;
   p.Q = static_cast<int>(ceil_div(p.S, p.R));
   p.local_stats = p.S <= kLocalMaxSeq ? 1 : 0;

@@ -15,21 +15,59 @@ __device__ __forceinline__ void combine_nb(float& m, float& l, float m2, float l
   m = mm;
 }
 
-// Max and sum of 2^(x log2e - max) of the n (<= 8) first values, log2 domain; (-inf, 0) if n = 0.
+// Values of a Vec8 at and past n (0..8) set to -inf, so they drop out of both the max and the
+// sum (ex2(-inf) = 0). Only tail vectors take the per-element path.
 template <class T>
-__device__ __forceinline__ float2 fold_vec8(const Vec8<T>& v, int n) {
-  const T* h = reinterpret_cast<const T*>(&v);
-  float x[8], m = -INFINITY;
+__device__ __forceinline__ void mask_tail(Vec8<T>& v, int n) {
+  if (n >= 8) return;
+  T* h = reinterpret_cast<T*>(&v);
 #pragma unroll
-  for (int q = 0; q < 8; ++q) {
-    x[q] = q < n ? to_f(h[q]) * kLog2e : -INFINITY;
-    m = fmaxf(m, x[q]);
+  for (int q = 0; q < 8; ++q)
+    if (q >= n) h[q] = from_f<T>(-INFINITY);
+}
+
+// Max and sum of 2^(x log2e - max) over NV vectors of eight values (tails masked with -inf),
+// log2 domain; (-inf, 0) when every value is -inf. v5: the max takes packed 16-bit pairs and
+// the sum one FFMA + EX2 + FADD per value (v4 folded one vector per lane and then combined
+// across 32 lanes: the shuffle combines cost more than the values, ~25 instructions each).
+template <class T, int NV>
+__device__ __forceinline__ float2 fold_vecs(const Vec8<T> (&v)[NV]) {
+  float m;
+  if constexpr (sizeof(T) == 2) {
+    using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
+    const T2* w = reinterpret_cast<const T2*>(&v[0]);
+    T2 mx = w[0];
+#pragma unroll
+    for (int x = 1; x < 4 * NV; ++x) mx = __hmax2(mx, reinterpret_cast<const T2*>(&v[x / 4])[x % 4]);
+    m = fmaxf(to_f(mx.x), to_f(mx.y));
+  } else {
+    m = -INFINITY;
+#pragma unroll
+    for (int x = 0; x < 8 * NV; ++x) m = fmaxf(m, reinterpret_cast<const float*>(&v[x / 8])[x % 8]);
   }
-  const float s = m == -INFINITY ? 0.f : m;
-  float l = 0.f;
+  const float s = m == -INFINITY ? 0.f : m * kLog2e;
+  float l[4] = {0.f, 0.f, 0.f, 0.f};  // four sums: no chain of 8 NV dependent adds
 #pragma unroll
-  for (int q = 0; q < 8; ++q) l += ex2(x[q] - s);
-  return make_float2(m, l);
+  for (int x = 0; x < 8 * NV; ++x) l[x % 4] += ex2(fmaf(to_f(reinterpret_cast<const T*>(&v[x / 8])[x % 8]), kLog2e, -s));
+  return make_float2(m == -INFINITY ? -INFINITY : s, (l[0] + l[1]) + (l[2] + l[3]));
+}
+
+// Loads and folds NV vectors of eight columns at e0, e0 + stride, ... of a row whose columns
+// end at c1 (exclusive): the piece both statistics paths share.
+template <class T, int NV>
+__device__ __forceinline__ float2 load_fold(const T* row, long long e0, int stride, long long c1) {
+  // Columns left from e0, clamped into an int (32-bit arithmetic per vector: registers are tight
+  // in the 80-register instance).
+  const int rem = static_cast<int>(max(min(c1 - e0, 1ll << 30), -(1ll << 30)));
+  const T* src = row + e0;
+  Vec8<T> v[NV];
+#pragma unroll
+  for (int k = 0; k < NV; ++k) {
+    const int n = max(min(rem - k * stride, 8), 0);
+    v[k] = n > 0 ? load_vec8(src + k * stride, 0, n) : Vec8<T>{};
+    mask_tail(v[k], n);
+  }
+  return fold_vecs<T, NV>(v);
 }
 
 // The (max, sum) of each group of L lanes (a power of two), combined by shuffles; every lane of
@@ -50,63 +88,45 @@ __device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c
   const int lane = threadIdx.x & 31;
   float m = -INFINITY, l = 0.f;
   for (long long e = c0 + lane * 8; e < c1; e += 512) {
-    const Vec8<T> x = load_vec8(row + e, e, c1);
-    const int nz = static_cast<int>(max(min(c1 - e - 256, 8ll), 0ll));
-    const Vec8<T> z = nz > 0 ? load_vec8(row + e + 256, e + 256, c1) : Vec8<T>{};
-    const float2 fx = fold_vec8<T>(x, static_cast<int>(min(c1 - e, 8ll)));
-    const float2 fz = fold_vec8<T>(z, nz);
-    combine_nb(m, l, fx.x, fx.y);
-    combine_nb(m, l, fz.x, fz.y);
+    const float2 f = load_fold<T, 2>(row, e, 256, c1);
+    combine_nb(m, l, f.x, f.y);
   }
   return reduce_lanes(make_float2(m, l), 32);
 }
 
 // ---- stats item --------------------------------------------------------------------------------
-// The (row, channel, segment) units of one item: a warp takes steps st = warp, warp + 8, ... of
-// 32 / SEGL units, NL steps at a time with all their loads issued before any is used (v3's
-// row-at-a-time loop kept only two loads in flight per lane: stats items took ~16 serial DRAM
-// round trips and tiles waited for them -- 20% of all warp time at the barrier after the
-// ready-flag wait, Nsight Compute source counters, seq 4096).
-template <class T, int NL>
+// The (row, channel, segment of SEG columns) units of one item: L = SEG / (8 NV) lanes take one
+// unit, NV vectors of eight columns each (strided by 8 L columns, so the L lanes read 16 L
+// contiguous bytes per vector), fold them in registers and combine across the L lanes by
+// shuffles; a warp takes steps st = warp, warp + 8, ... of 32 / L units. All NV loads of a lane
+// are in flight before any is used (v3's row-at-a-time loop kept two: tiles waited for their
+// statistics). v4 had one vector per lane and 32-lane units: the shuffle combines and the unit
+// index arithmetic were two thirds of the stats items' instructions (seq 4096 profile, v5).
+template <class T, int NV>
 __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nch) {
   const T* scores = static_cast<const T*>(p.scores);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const long long i0 = static_cast<long long>(q) * p.R;
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
-  const int spi = p.CS / p.SEG, L = p.SEGL;
+  const int spi = p.CS / p.SEG, L = max(p.SEG / (8 * NV), 1);
   const int lshift = __ffs(L) - 1, sshift = __ffs(spi) - 1;
   const int units = rows * p.C * spi, per_step = 32 >> lshift;
   const int steps = (units + per_step - 1) >> (5 - lshift);
-  const int sub = lane >> lshift, col_in = (lane & (L - 1)) * 8;
+  const int sub = lane >> lshift, lane_in = lane & (L - 1);
   const long long c0 = static_cast<long long>(chunk) * p.CS;
   #pragma unroll 1
-  for (int st0 = warp; st0 < steps; st0 += kWarps * NL) {
-    Vec8<T> raw[NL];
-    int n[NL];
-#pragma unroll
-    for (int k = 0; k < NL; ++k) {
-      const int unit = (st0 + k * kWarps) * per_step + sub;
-      const int pair = unit >> sshift, seg = unit & (spi - 1);
-      const int rr = pair / p.C, c = pair - rr * p.C;
-      const long long i = i0 + rr, e = c0 + seg * p.SEG + col_in;
-      const long long c1 = min(c0 + p.CS, i + 1);
-      n[k] = unit < units ? static_cast<int>(max(min(c1 - e, 8ll), 0ll)) : 0;
-      if (n[k] > 0) {
-        const T* src = scores + ((static_cast<long long>(b) * p.C + c) * p.S + i) * p.S + e;
-        raw[k] = load_vec8(src, e, c1);
-      } else {
-        raw[k] = Vec8<T>{};
-      }
-    }
-#pragma unroll
-    for (int k = 0; k < NL; ++k) {
-      const float2 ml = reduce_lanes(fold_vec8<T>(raw[k], n[k]), L);
-      // Row i0 + rr, channel c: partial ((b S + i0) C + pair) nch_max + segment, pair = rr C + c.
-      const int unit = (st0 + k * kWarps) * per_step + sub;
-      if ((lane & (L - 1)) == 0 && unit < units)
-        p.partials[((static_cast<long long>(b) * p.S + i0) * p.C + (unit >> sshift)) * p.nch_max + chunk * spi +
-                   (unit & (spi - 1))] = ml;
-    }
+  for (int st = warp; st < steps; st += kWarps) {
+    const int unit = st * per_step + sub;
+    const int pair = unit >> sshift, seg = unit & (spi - 1);
+    const int rr = pair / p.C, c = pair - rr * p.C;
+    const long long i = i0 + rr;
+    // Columns of this row in the chunk end at c1; a unit past the item's end reads nothing.
+    const long long c1 = unit < units ? min(c0 + p.CS, i + 1) : 0;
+    const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + i) * p.S;
+    const float2 ml = reduce_lanes(load_fold<T, NV>(row, c0 + seg * p.SEG + lane_in * 8, 8 * L, c1), L);
+    // Row i0 + rr, channel c: partial ((b S + i0) C + pair) nch_max + segment, pair = rr C + c.
+    if (lane_in == 0 && unit < units)
+      p.partials[((static_cast<long long>(b) * p.S + i0) * p.C + pair) * p.nch_max + chunk * spi + seg] = ml;
   }
   __shared__ int last;
   __syncthreads();
