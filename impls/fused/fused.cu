@@ -18,7 +18,7 @@ class Fused final : public Implementation {
   ImplInfo info() const override {
     ImplInfo i;
     i.name = "fused";
-    i.version = "5";  // JOURNAL.md: v4 was measured, 4.1 adds tilings (records up to 2026-11-29 19:07Z say "1")
+    i.version = "5";  // JOURNAL.md (records up to 2026-11-29 19:07Z say "1")
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";

@@ -93,7 +93,7 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
       // Number of chunks of this band: columns up to its last row.
       const long long last = min(static_cast<long long>(it.z + 1) * p.R, p.S);
       // Vectors per lane (all in flight at once): 8 (32 registers) where registers allow; 4 in
-      // the 80-register few-heads instance and for fp32 (8 registers per vector).
+      // the 64-register few-heads instance and for fp32 (8 registers per vector).
       constexpr int NV = (MMA && NT == 1) || !MMA ? 4 : 8;
       stats_item<T, NV>(p, it.y, it.z, it.w, static_cast<int>((last + p.CS - 1) / p.CS));
       break;
@@ -112,9 +112,11 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   }
 }
 
-// Three blocks per SM (24 warps) for the few-heads tensor-core instance: its time is spent
-// waiting on loads, and 98 registers had allowed only two (Nsight Compute, v2: 0.77 eligible
-// warps per scheduler). Two for the fp32 FMA instances, which otherwise take 167 registers.
+// Four blocks per SM (32 warps, 64 registers) for the few-heads tensor-core instance: after v5's
+// stats items its warps stalled mostly at barriers and on loads, and a fourth block hid 9-10% of
+// the time at seq 2048-8192 (though 5-7% slower at seq 512-1024, where there are fewer items;
+// JOURNAL.md v5) despite 188 bytes of spill loads; three (80 registers) since v2. Two for the
+// fp32 FMA instances, which otherwise take 167 registers.
 template <bool MMA, int NT>
 constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 2 : 1; }
 

@@ -59,7 +59,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     p.pitch_w = p.Cp / 2 + ((p.Cp / 2) % 8 == 0 ? 4 : 0);
     // n-tiles of 8 heads, rounded up to the kernel's instances (1, 2, 4, 8); extra tiles meet
     // zero weights and are never stored. The ldmatrix path takes at least the NT = 2 instance,
-    // so that the NT = 1 instance -- the few-heads hot path, capped at 80 registers -- holds no
+    // so that the NT = 1 instance -- the few-heads hot path, capped at 64 registers -- holds no
     // ldmatrix code.
     p.NT = 1;
     while (p.NT * 8 < p.O) p.NT *= 2;

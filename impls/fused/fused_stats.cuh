@@ -57,7 +57,7 @@ __device__ __forceinline__ float2 fold_vecs(const Vec8<T> (&v)[NV]) {
 template <class T, int NV>
 __device__ __forceinline__ float2 load_fold(const T* row, long long e0, int stride, long long c1) {
   // Columns left from e0, clamped into an int (32-bit arithmetic per vector: registers are tight
-  // in the 80-register instance).
+  // in the 64-register instance).
   const int rem = static_cast<int>(max(min(c1 - e0, 1ll << 30), -(1ll << 30)));
   const T* src = row + e0;
   Vec8<T> v[NV];
