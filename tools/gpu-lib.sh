@@ -16,3 +16,47 @@ build_gpu() {
   { cmake -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build "$B" -j"$(nproc)"; } \
     >/tmp/mtab-build.log 2>&1 || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
 }
+
+# The fused suite (seed, sequence sweep, shapes) timed with --samples by BUILD's mtabench; its
+# records are copied to OUT/NAME.jsonl. Usage: fused_suite BUILD NAME [MAX_TIME_S]
+fused_suite() {
+  stage "fused suite, $2 (--max-time ${3:-0.2})"
+  timeout 150 "$1/mtabench" run workloads/seed.json workloads/seq-sweep.json workloads/shapes.json --impl fused \
+    --max-time "${3:-0.2}" --min-time 0.1 --samples --out "/tmp/mtab-$2" >>"$S" 2>&1
+  echo "rc=$?" >>"$S"
+  cp "$(ls /tmp/mtab-"$2"/runs/*.jsonl | tail -1)" "$out/$2.jsonl" 2>/dev/null
+}
+
+# Per-SASS-instruction profiles (Nsight Compute source counters) of BUILD's fused kernel on
+# seq 4096 (few heads) and k 7 heads 32/32 (many): OUT/1.sass.csv.gz, 2.sass.csv.gz, hotspots.log.
+fused_profiles() {
+  stage "per-instruction profiles of $1"
+  timeout 150 tools/gpu-hotspots.sh "$out" "$1" workloads/seq-sweep.json:'^sweep-seq4096$' \
+    workloads/shapes.json:'^k7-h32-b1-seq4096$'
+  echo "rc=$?" >>"$S"
+}
+
+# Untimed, all at once within SECONDS_LEFT: the FusedGpu tests of each BUILD and memcheck and
+# racecheck of the first, one ctest per build directory (OUT/ctest-<n>.log, n = 1, 2, ...: two
+# ctests in one directory would share its Testing/ logs); the results' lines go into the
+# summary. Nothing may be timed while this runs: the processes share the GPU.
+# Usage: fused_checks SECONDS_LEFT BUILD [BUILD]
+fused_checks() {
+  local rem=$1 n=0 pids=() b tests
+  shift
+  stage "FusedGpu tests of $*, memcheck and racecheck of $1, at once (${rem} s left)"
+  for b in "$@"; do
+    n=$((n + 1))
+    tests='FusedGpu'
+    [ "$n" -eq 1 ] && tests='FusedGpu|fused_memcheck|fused_racecheck'
+    timeout "$rem" ctest --test-dir "$b" -R "$tests" -j3 -V --timeout 600 >"$out/ctest-$n.log" 2>&1 &
+    pids+=($!)
+  done
+  n=0
+  for b in "$@"; do
+    wait "${pids[$n]}"
+    echo "tests of $b: rc=$? (124: the time ran out)" >>"$S"
+    n=$((n + 1))
+    grep -E "Test +#[0-9]+:|tests passed|random shapes|shard|ERROR SUMMARY|RACECHECK SUMMARY" "$out/ctest-$n.log" >>"$S"
+  done
+}
