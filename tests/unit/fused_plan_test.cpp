@@ -23,6 +23,12 @@ void check_plan(const Workload& w) {
   ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
   const FusedParams& p = plan.p;
   ASSERT_EQ(p.n_items, static_cast<int>(plan.items.size()));
+  // stats_item splits a segment into 8-value vectors over SEG / (8 NV) lanes, NV <= 8 vectors per
+  // lane, and a chunk into CS / SEG segments: both powers of two, so SEG >= 64 and divides CS.
+  EXPECT_GE(p.SEG, 64);
+  EXPECT_EQ(p.SEG & (p.SEG - 1), 0);
+  EXPECT_EQ(p.CS % p.SEG, 0);
+  EXPECT_EQ((p.CS / p.SEG) & (p.CS / p.SEG - 1), 0);
   // Columns covered per (b, band): conv tiles and zero chunks, exactly once.
   std::map<std::pair<int, int>, std::vector<int>> cover;
   std::map<std::pair<int, int>, std::set<int>> stats_seen;
