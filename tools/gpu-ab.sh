@@ -20,12 +20,8 @@ B_B=$tree_b/build-gpu
 
 stage "build A ($B) and B ($B_B) at once"
 half=$(( $(nproc) / 2 ))
-build_one() {  # SRC BUILD LOG
-  cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON >"$3" 2>&1 &&
-    cmake --build "$2" -j"$half" >>"$3" 2>&1
-}
-build_one . "$B" /tmp/mtab-build-a.log & pa=$!
-build_one "$tree_b" "$B_B" /tmp/mtab-build-b.log & pb=$!
+build_tree . "$B" /tmp/mtab-build-a.log "$half" & pa=$!
+build_tree "$tree_b" "$B_B" /tmp/mtab-build-b.log "$half" & pb=$!
 wait $pa; ra=$?; wait $pb; rb=$?
 [ "$ra" -eq 0 ] || { tail -40 /tmp/mtab-build-a.log | tee -a "$S"; exit 1; }
 [ "$rb" -eq 0 ] || { tail -40 /tmp/mtab-build-b.log | tee -a "$S"; exit 1; }

@@ -13,8 +13,13 @@ stage() { echo "=== [$((SECONDS - t0)) s] $*" | tee -a "$S"; }
 # Builds, or prints the end of the build log into the summary and exits 1.
 build_gpu() {
   stage build
-  { cmake -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build "$B" -j"$(nproc)"; } \
-    >/tmp/mtab-build.log 2>&1 || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
+  build_tree . "$B" /tmp/mtab-build.log "$(nproc)" || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
+}
+# Configures and builds the checkout SRC into BUILD (Release, with tests), JOBS at a time, the
+# output into LOG; returns the build's status. Usage: build_tree SRC BUILD LOG JOBS
+build_tree() {
+  { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build "$2" -j"$4"; } \
+    >"$3" 2>&1
 }
 
 # The fused suite (seed, sequence sweep, shapes) timed with --samples by BUILD's mtabench; its
