@@ -115,10 +115,10 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
 // Four blocks per SM (32 warps, 64 registers) for the few-heads tensor-core instance: after v5's
 // stats items its warps stalled mostly at barriers and on loads, and a fourth block hid 9-10% of
 // the time at seq 2048-8192 (though 5-7% slower at seq 512-1024, where there are fewer items;
-// JOURNAL.md v5) despite 188 bytes of spill loads; three (80 registers) since v2. Two for the
-// fp32 FMA instances, which otherwise take 167 registers.
+// JOURNAL.md v5) despite 188 bytes of spill loads; three (80 registers) since v2. Three for the
+// fp32 FMA instances (v6b, 80 registers, 200-460 bytes of spills; two, 128 registers, until v5).
 template <bool MMA, int NT>
-constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 2 : 1; }
+constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 3 : 1; }
 
 // NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
 // fit in shared memory): an instance of its own, so the wide instances' code does not change.

@@ -11,7 +11,8 @@ namespace {
 constexpr int kRows = 16;          // R: rows per band; >= 2r for every k <= 11, so a tile's halo
                                    // needs only the neighbouring bands' statistics
 constexpr int kZeroCols = 2048;    // columns per zero item
-constexpr int kLocalMaxSeq = 256;  // up to here a block computes its own rows' statistics
+constexpr int kLocalMaxSeq = 256;  // up to here a block computes its own rows' statistics,
+constexpr int kLocalMaxSeqFew = 1024;  // and up to here with at most 4 channels (v6a)
 constexpr int kFmaChannels = 8;    // fp32 path: channels per probability tile
 int align16(int x) { return (x + 15) / 16 * 16; }
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
@@ -83,7 +84,9 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   p.SEG = std::min(cs, 256);
   p.ZC = kZeroCols;
   p.Q = static_cast<int>(ceil_div(p.S, p.R));
-  p.local_stats = p.S <= kLocalMaxSeq ? 1 : 0;
+  // v6a: at seq 512-1024 with few channels the shared statistics' dependency chain (272-880
+  // items, v5: 7-11x the floor) costs more than each tile re-reading its 18 x C rows from L2.
+  p.local_stats = p.S <= kLocalMaxSeq || (p.S <= kLocalMaxSeqFew && p.C <= 4) ? 1 : 0;
   if (plan.mma && p.NT > 8) {
     plan.why_not = fmt::format("heads_out {} > 64", p.O);
     return plan;

@@ -80,6 +80,18 @@ TEST(FusedPlan, ShippedShapes) {
   check_plan(shape(5, 777, 3, 8, 12, DType::fp16));
 }
 
+// Which statistics each size takes (v6a): local up to seq 256, and up to 1024 with at most four
+// channels; shared above.
+TEST(FusedPlan, LocalStatisticsUpToTheirBounds) {
+  const int optin = 227 * 1024;
+  EXPECT_TRUE(make_plan(shape(3, 256, 1, 8, 8, DType::bf16), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 257, 1, 8, 8, DType::bf16), optin).p.local_stats);
+  EXPECT_TRUE(make_plan(shape(3, 1024, 2, 4, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_TRUE(make_plan(shape(3, 1000, 2, 3, 2, DType::fp32), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 1025, 2, 4, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 1024, 2, 5, 4, DType::bf16), optin).p.local_stats);
+}
+
 TEST(FusedPlan, RandomShapes) {
   std::mt19937 rng(7);
   const long long seqs[] = {1, 2, 3, 17, 255, 256, 257, 300, 521, 1000, 2053};
