@@ -37,4 +37,24 @@ __device__ __forceinline__ Vec8<T> load_vec8(const T* src, long long e, long lon
   return v;
 }
 
+// Two 16-bit values of a 32-bit word to and from floats (bf16: shifts and masks, no PRMT).
+template <class T>
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  }
+}
+template <class T>
+__device__ __forceinline__ float2 unpack2(unsigned w) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&w));
+  }
+}
+
 }  // namespace mtabench::fused

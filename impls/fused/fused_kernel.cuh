@@ -34,6 +34,15 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
     // (2t, 2t+1) and the pair (2t+8, 2t+9). Padding points at offset 0 (a finite value that
     // meets a zero weight).
     int* koff = reinterpret_cast<int*>(smem + p.sm_koff);
+    if (p.fill4) {
+      // Byte offset of each 16-byte chunk (two per k-step) from an A row's first column.
+      #pragma unroll 1
+      for (int e = threadIdx.x; e < p.ksteps * 2; e += kThreads) {
+        const KIndex x = split_k(p, e * 8);
+        koff[e] = x.pad ? 0 : (x.u * p.PW + x.v + (p.r & 1)) * 8;
+      }
+      return;
+    }
     if (p.ldsm) {
       // Byte offset of each 8-channel chunk (two per k-step) from an m-tile row's column.
       #pragma unroll 1

@@ -24,6 +24,12 @@ __device__ __forceinline__ void mma16816<__half>(float (&d)[4], const unsigned (
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&a)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+               : "r"(addr));
+}
+
 // Contraction index kk (over window rows u, window columns v < KW, channels c; channels
 // fastest) to its parts.
 struct KIndex {
@@ -32,6 +38,17 @@ struct KIndex {
 };
 __device__ __forceinline__ KIndex split_k(const FusedParams& p, int kk) {
   KIndex x;
+  if (p.fill4) {  // chunks of two columns x four channels, (u, column pair) with pairs fastest
+    const int ch = kk >> 3, e = kk & 7;
+    x.pad = ch >= p.NCH;
+    const int cc = x.pad ? 0 : ch;
+    x.u = cc / p.NPAIR;
+    // Window column: the row's chunks start one column early when r is odd (-1 meets a zero
+    // weight, as do columns past KW).
+    x.v = 2 * (cc - x.u * p.NPAIR) + (e >> 2) - (p.r & 1);
+    x.c = e & 3;
+    return x;
+  }
   if (p.ldsm) {  // chunks of 8 channels at one tap, (u, v, channel group) with groups fastest
     const int ch = kk >> 3, G = p.Cp >> 3;
     x.pad = ch >= p.NCH;
@@ -105,13 +122,112 @@ __device__ __forceinline__ void stream_weights(const FusedParams& p, uint2* wf, 
 }
 
 // ---- conv item, tensor-core path for 1-4 heads out ---------------------------------------------
-// The tile's R x TJ positions times the heads, contracted over K*KW*Cp on mma.m16n8k16 with the
-// column interleave (H = 8 / heads rounded up > 1: an n-tile's 8 columns are (head, column
-// offset)): A is the probability tile read in place (im2col by address offsets, 32-bit loads of
-// channel pairs), B the weight fragments. A warp owns TJ/8 m-tiles (16 positions each).
+// The tile's R x TJ positions times the heads, contracted over the window on mma.m16n8k16 with
+// the column interleave (H = 8 / heads rounded up > 1: an n-tile's 8 columns are (head, column
+// offset)): A is the probability tile read in place (im2col by address offsets), B the weight
+// fragments. An m-tile is 16 rows of A: 16 positions H columns apart (row g: column H*g); it
+// covers 16*H columns of one output row, and a warp owns MW = 2 * TJ / (16 H) m-tiles (both
+// halves of two output rows), a compile-time count (v7: the run-time bound cost a compare and a
+// branch per m-tile and k-step).
+// A fragments: four-channel tiles (fill4) by one ldmatrix.x4 per m-tile and k-step from
+// 16-byte chunks (v7; v2-v6 took four 32-bit loads and eight address instructions); other
+// tiles by 32-bit loads of channel pairs.
+template <class T, int MW>
+__device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, float (&acc)[MW][1][4]) {
+  constexpr int CT = MW / 2;  // m-tiles per output row
+  const unsigned* pw = reinterpret_cast<const unsigned*>(smem + p.sm_p);
+  const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
+  const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int span = 16 * p.H;
+  zero_acc(acc);
+  if (p.fill4) {
+    // This lane's ldmatrix row: A row lane & 15 of the m-tile, chunk lane >> 4 of the k-step.
+    const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(pw));
+    const int half = lane >> 4;
+    // m-tile mt's row address: abase + (mt / CT) row_b + (mt % CT) col_b (three registers, not
+    // MW: the 64-register instance).
+    const unsigned abase = tile_addr + (2 * warp * p.PW + p.col0 - (p.r & 1) + p.H * (lane & 15)) * 8;
+    const unsigned row_b = p.PW * 8, col_b = span * 8;
+    for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+      const int kend = min(kc + p.kchunk, p.ksteps);
+      stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
+#pragma unroll 1
+      for (int s = kc; s < kend; ++s) {
+        const unsigned off = static_cast<unsigned>(koff[s * 2 + half]);
+        const uint2 bf = wf[(s - kc) * 32 + lane];
+#pragma unroll
+        for (int mt = 0; mt < MW; ++mt) {
+          unsigned a[4];
+          ldmatrix_x4(a, abase + off + (mt / CT) * row_b + (mt % CT) * col_b);
+          mma16816<T>(acc[mt][0], a, bf.x, bf.y);
+        }
+      }
+    }
+    return;
+  }
+  // A-fragment word address of m-tile mt, row g.
+  auto base_of = [&](int mt) { return ((2 * warp + mt / CT) * p.PW + p.col0 + (mt % CT) * span + p.H * g) * p.pitch_w; };
+  for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+    const int kend = min(kc + p.kchunk, p.ksteps);
+    stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
+#pragma unroll 1
+    for (int s = kc; s < kend; ++s) {
+      const int off0 = koff[s * 8 + t * 2], off1 = koff[s * 8 + t * 2 + 1];
+      const uint2 bf = wf[(s - kc) * 32 + lane];
+#pragma unroll
+      for (int mt = 0; mt < MW; ++mt) {
+        const int b0 = base_of(mt), b1 = b0 + 8 * p.H * p.pitch_w;
+        const unsigned a[4] = {pw[b0 + off0], pw[b1 + off0], pw[b0 + off1], pw[b1 + off1]};
+        mma16816<T>(acc[mt][0], a, bf.x, bf.y);
+      }
+    }
+  }
+}
+
+// Accumulators to the staging tile [head][row][column], bias added, zeros above the diagonal
+// (FULL: the tile lies wholly on or below it, no test per value). Accumulator x is
+// D[A row g + 8*(x>>1)][n = 2t + (x&1)], n = (head o, column offset h): x, x+1 are adjacent
+// columns of one head. dj = j0 - i0 (an int: |j - i| < seq).
+template <class T, int MW, bool FULL>
+__device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, const float (&acc)[MW][1][4], int dj) {
+  constexpr int CT = MW / 2;
+  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
+  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const int yp = p.TJ + 8, span = 16 * p.H;
+  const int o_t = (2 * t) / p.H, h_t = 2 * t - o_t * p.H;  // this thread's head, column offset
+  if (o_t >= p.O) return;                                 // a padding head
+  const float bo = bias_s[o_t];
+  T* yo = ys + o_t * p.yhp + h_t;
+#pragma unroll
+  for (int mt = 0; mt < MW; ++mt) {
+    const int rho = 2 * warp + mt / CT, col = (mt % CT) * span + p.H * g;  // A row g
+    const int d = dj + col + h_t - rho;  // j - i of accumulator 0
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int dc = half * 8 * p.H;  // A row g + 8
+      float lo = acc[mt][0][2 * half] + bo, hi = acc[mt][0][2 * half + 1] + bo;
+      if constexpr (!FULL) {
+        lo = d + dc <= 0 ? lo : 0.f;
+        hi = d + dc + 1 <= 0 ? hi : 0.f;
+      }
+      *reinterpret_cast<unsigned*>(yo + rho * yp + col + dc) = bits16(from_f<T>(lo)) | (bits16(from_f<T>(hi)) << 16);
+    }
+  }
+}
+
+template <class T, int MW>
+__device__ __forceinline__ void conv_mtiles(const FusedParams& p, char* smem, long long i0, long long j0) {
+  float acc[MW][1][4];
+  mma_mtiles<T, MW>(p, smem, acc);
+  const int dj = static_cast<int>(j0 - i0);
+  if (dj + p.TJ - 1 <= 0) store_mtiles<T, MW, true>(p, smem, acc, dj);
+  else store_mtiles<T, MW, false>(p, smem, acc, dj);
+}
+
 template <class T>
 __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, int tile) {
-  constexpr int NT = 1, MW = 8;  // 8 accumulator tiles (32 registers)
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   tile_stats<T>(p, smem, b, i0);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
@@ -123,71 +239,14 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
     fill_probabilities<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0, 0, p.Cp,
                           p.PW * pitch_h, pitch_h, 1);
   __syncthreads();
-
-  const unsigned* pw = reinterpret_cast<const unsigned*>(ptile);
-  uint2* wf = reinterpret_cast<uint2*>(smem + p.sm_w);
-  const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
-  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  // An m-tile is 16 rows of A: 16 positions H columns apart (row g: column H*g); it covers 16*H
-  // columns of one output row. col_tiles m-tiles per row (a power of two).
-  const int span = 16 * p.H, col_tiles = p.TJ / span, per_warp = p.R * col_tiles / kWarps;
-  const int ct_shift = __ffs(col_tiles) - 1;
-  // A-fragment word address of m-tile mt, row g: consecutive m-tiles of a warp walk along a
-  // row's column blocks, then on to the next row.
-  const int m0 = warp * per_warp;
-  auto base_of = [&](int mt) {
-    const int m = m0 + mt;
-    return ((m >> ct_shift) * p.PW + p.col0 + (m & (col_tiles - 1)) * span + p.H * g) * p.pitch_w;
-  };
-  float acc[MW][NT][4];
-  zero_acc(acc);
-  for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
-    const int kend = min(kc + p.kchunk, p.ksteps);
-    stream_weights<T>(p, wf, kc, kend);
-#pragma unroll 1
-    for (int s = kc; s < kend; ++s) {
-      const int off0 = koff[s * 8 + t * 2], off1 = koff[s * 8 + t * 2 + 1];
-      uint2 bf[NT];
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) bf[nt] = wf[((s - kc) * NT + nt) * 32 + lane];
-#pragma unroll
-      for (int mt = 0; mt < MW; ++mt) {
-        if (mt >= per_warp) break;
-        const int b0 = base_of(mt), b1 = b0 + 8 * p.H * p.pitch_w;
-        const unsigned a[4] = {pw[b0 + off0], pw[b1 + off0], pw[b0 + off1], pw[b1 + off1]};
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) mma16816<T>(acc[mt][nt], a, bf[nt].x, bf[nt].y);
-      }
-    }
-  }
-  // Accumulators to the staging tile [head][row][column]: bias added, zeros above the diagonal.
-  // Accumulator x of n-tile nt is D[A row g + 8*(x>>1)][n = nt*8 + 2t + (x&1)]; with H > 1
-  // (then NT = 1), n = (head o, column offset h) and x, x+1 are adjacent columns of one head.
-  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
-  const int yp = p.TJ + 8, ryp = p.yhp;
-  const int o_t = (2 * t) / p.H, h_t = 2 * t - o_t * p.H;  // H > 1: this thread's head, column
-#pragma unroll
-  for (int mt = 0; mt < MW; ++mt) {
-    if (mt >= per_warp) break;
-    const int m = m0 + mt, rho = m >> ct_shift;
-    const int col0 = (m & (col_tiles - 1)) * span + p.H * g;  // column of A row g
-    const long long jrel = j0 + col0 - (i0 + rho);           // j - i at that column
-    T* row = ys + rho * yp + col0;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int dc = half * 8 * p.H;  // A row g + 8
-      if (o_t < p.O) {
-        const long long d = jrel + dc + h_t;
-        const float bo = bias_s[o_t];
-        const unsigned lo = bits16(from_f<T>(d <= 0 ? acc[mt][0][2 * half] + bo : 0.f));
-        const unsigned hi = bits16(from_f<T>(d + 1 <= 0 ? acc[mt][0][2 * half + 1] + bo : 0.f));
-        *reinterpret_cast<unsigned*>(row + o_t * ryp + dc + h_t) = lo | (hi << 16);
-      }
-    }
+  // R = 16 rows over 8 warps: each warp two rows of TJ / (16 H) m-tiles (a power of two, 1-4).
+  switch (p.TJ / (16 * p.H)) {
+    case 4: conv_mtiles<T, 8>(p, smem, i0, j0); break;
+    case 2: conv_mtiles<T, 4>(p, smem, i0, j0); break;
+    default: conv_mtiles<T, 2>(p, smem, i0, j0); break;
   }
   __syncthreads();
-  store_staging<T>(p, ys, b, i0, j0);
+  store_staging<T>(p, reinterpret_cast<const T*>(smem + p.sm_y), b, i0, j0);
   __syncthreads();  // the staging tile and the probability tile are reused by the next item
 }
 
@@ -199,11 +258,6 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 // chunk, lanes 16-31 the same of the second. im2col is the chunk's byte offset (u*PW + v)
 // columns away. B fragments are precomputed in shared memory (one 8-byte load per n-tile).
 // A warp owns MW m-tiles (16 consecutive columns of one row each) x NT n-tiles.
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&a)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
-               : "r"(addr));
-}
 
 template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {

@@ -32,7 +32,8 @@ struct FusedParams {
   int R, TJ;
   int CS;  // columns per stats item (a chunk of the band's rows)
   // A stats item is split into units of (row, channel, segment of SEG columns), one partial
-  // each; SEG = min(CS, 256), a power of two >= 64 (the lanes per unit: stats_item).
+  // each; SEG is a power of two >= 64 dividing CS (the lanes per unit: stats_item); since v7
+  // SEG = CS.
   int SEG;
   int ZC;  // columns per zero item (the part of the band above the diagonal)
   int Q;   // bands per batch
@@ -43,6 +44,9 @@ struct FusedParams {
   // ldmatrix path: the tile's column 0 is output column j0 - 8, so 16-byte loads line up;
   // col0 = 8 - r is then the tile column of j0 - r. Otherwise column 0 is j0 - r and col0 = 0.
   int fill4, col0;
+  // fill4 (v7): A fragments by ldmatrix from 16-byte chunks (two columns x four channels); a
+  // window row is NPAIR chunks from tile column col0 - (r & 1), NCH = K * NPAIR chunks in all.
+  int NPAIR;
   int NT;      // n-tiles of 8 output heads (a template parameter of the kernel too)
   // Column interleave for few heads (heads_out <= 4): the 8 n-columns of an n-tile are
   // (head, h) with h < H = 8/O4, and output column h of a position pair reads the window shifted
@@ -53,7 +57,7 @@ struct FusedParams {
   // per k-step; a column is pitch_w words, an odd number of 16-byte units, so the 8 columns of
   // one ldmatrix phase fall in 8 different bank groups. The y staging tile overlays the
   // probability tile.
-  int ldsm, NCH;
+  int ldsm, NCH;  // (NCH also counts the fill4 chunks)
   int ksteps;  // k-steps of 16 over the contraction K*KW*Cp (padded)
   int Kreal;   // K*KW*Cp, the unpadded contraction length
   int kchunk;  // k-steps of weight fragments held in shared memory at a time (= ksteps: all)

@@ -12,7 +12,7 @@ constexpr int kRows = 16;          // R: rows per band; >= 2r for every k <= 11,
                                    // needs only the neighbouring bands' statistics
 constexpr int kZeroCols = 2048;    // columns per zero item
 constexpr int kLocalMaxSeq = 256;  // up to here a block computes its own rows' statistics,
-constexpr int kLocalMaxSeqFew = 1024;  // and up to here with at most 4 channels (v6a)
+constexpr int kLocalMaxSeqFew = 512;  // and up to here with at most 4 channels (v6a)
 constexpr int kFmaChannels = 8;    // fp32 path: channels per probability tile
 int align16(int x) { return (x + 15) / 16 * 16; }
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
@@ -73,6 +73,14 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     if (p.ldsm) p.ksteps = (p.NCH + 1) / 2;  // an odd last chunk meets zero weights
     p.fill4 = plan.mma && p.Cp == 4 && p.S % 8 == 0 && p.r <= 8 ? 1 : 0;
     p.col0 = p.fill4 || p.ldsm ? 8 - p.r : 0;
+    // v7: the four-channel tile's A fragments by ldmatrix, from 16-byte chunks of two columns x
+    // four channels; a window row starts at the even tile column col0 - (r & 1) and is NPAIR
+    // chunks long (one more column than KW when r is odd, rounded up to a pair).
+    p.NPAIR = p.fill4 ? (p.KW + (p.r & 1) + 1) / 2 : 0;
+    if (p.fill4) {
+      p.NCH = p.K * p.NPAIR;
+      p.ksteps = (p.NCH + 1) / 2;
+    }
   };
   contraction(p.O > 4);
   p.CG = std::min(p.C, kFmaChannels);
@@ -81,11 +89,12 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   int cs = 1024;
   while (cs > 64 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
   p.CS = cs;
-  p.SEG = std::min(cs, 256);
+  p.SEG = cs;  // v7: one unit per (row, channel) of a chunk (stats_item)
   p.ZC = kZeroCols;
   p.Q = static_cast<int>(ceil_div(p.S, p.R));
-  // v6a: at seq 512-1024 with few channels the shared statistics' dependency chain (272-880
-  // items, v5: 7-11x the floor) costs more than each tile re-reading its 18 x C rows from L2.
+  // v6a: at seq 512 with few channels the shared statistics' dependency chain (272 items, v5:
+  // 11x the floor) costs more than each tile re-reading its 18 x C rows from L2 (-15%); at seq
+  // 1000-1024 it does not (local statistics there measured +40%, JOURNAL.md v6).
   p.local_stats = p.S <= kLocalMaxSeq || (p.S <= kLocalMaxSeqFew && p.C <= 4) ? 1 : 0;
   if (plan.mma && p.NT > 8) {
     plan.why_not = fmt::format("heads_out {} > 64", p.O);
@@ -105,13 +114,15 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     p.sm_bias = off;
     off += align16(((p.O + 7) / 8 * 8) * 4);
     p.sm_koff = off;
-    off += plan.mma ? align16(p.ksteps * (p.ldsm ? 2 : 8) * 4) : 0;
+    off += plan.mma ? align16(p.ksteps * (p.ldsm || p.fill4 ? 2 : 8) * 4) : 0;
     p.sm_stats = off;
     off += align16(halo_rows * p.C * 8);
     p.sm_p = off;
     if (plan.mma) off += align16(halo_rows * p.PW * p.pitch_w * 4);
     else off += align16(p.CG * halo_rows * ((p.PW + 3) / 4 * 4) * 4);
-    p.yhp = p.R * (tj + 8) + (p.ldsm ? 8 : 0);  // + 8: the t lanes' heads in different banks
+    // + 8 (ldmatrix path) or + 16 (interleave: a head is then 8 banks from the next, v7): the t
+    // lanes' heads in different banks.
+    p.yhp = p.R * (tj + 8) + (p.ldsm ? 8 : 16);
     const int staging = plan.mma ? align16(p.O * p.yhp * elem) : 0;
     if (p.ldsm) {  // the staging tile reuses the probability tile's space
       p.sm_y = p.sm_p;

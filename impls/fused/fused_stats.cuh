@@ -47,13 +47,25 @@ __device__ __forceinline__ float2 fold_vecs(const Vec8<T> (&v)[NV]) {
   }
   const float s = m == -INFINITY ? 0.f : m * kLog2e;
   float l[4] = {0.f, 0.f, 0.f, 0.f};  // four sums: no chain of 8 NV dependent adds
+  if constexpr (sizeof(T) == 2) {  // by 32-bit pairs: one instruction per value to unpack
 #pragma unroll
-  for (int x = 0; x < 8 * NV; ++x) l[x % 4] += ex2(fmaf(to_f(reinterpret_cast<const T*>(&v[x / 8])[x % 8]), kLog2e, -s));
+    for (int x = 0; x < 4 * NV; ++x) {
+      const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[x / 4])[x % 4]);
+      l[(2 * x) % 4] += ex2(fmaf(f.x, kLog2e, -s));
+      l[(2 * x + 1) % 4] += ex2(fmaf(f.y, kLog2e, -s));
+    }
+  } else {
+#pragma unroll
+    for (int x = 0; x < 8 * NV; ++x) l[x % 4] += ex2(fmaf(reinterpret_cast<const float*>(&v[x / 8])[x % 8], kLog2e, -s));
+  }
   return make_float2(m == -INFINITY ? -INFINITY : s, (l[0] + l[1]) + (l[2] + l[3]));
 }
 
 // Loads and folds NV vectors of eight columns at e0, e0 + stride, ... of a row whose columns
-// end at c1 (exclusive): the piece both statistics paths share.
+// end at c1 (exclusive): the piece both statistics paths share. A batch wholly before c1 and
+// 16-byte aligned (every batch but a row's last, for seq a multiple of 8) takes plain vector
+// loads; only the others test each vector against c1 (v7: those tests, run on every vector,
+// were a fifth of the stats items' instructions).
 template <class T, int NV>
 __device__ __forceinline__ float2 load_fold(const T* row, long long e0, int stride, long long c1) {
   // Columns left from e0, clamped into an int (32-bit arithmetic per vector: registers are tight
@@ -61,11 +73,19 @@ __device__ __forceinline__ float2 load_fold(const T* row, long long e0, int stri
   const int rem = static_cast<int>(max(min(c1 - e0, 1ll << 30), -(1ll << 30)));
   const T* src = row + e0;
   Vec8<T> v[NV];
+  if (rem >= (NV - 1) * stride + 8 && (reinterpret_cast<std::uintptr_t>(src) & 15) == 0) {
 #pragma unroll
-  for (int k = 0; k < NV; ++k) {
-    const int n = max(min(rem - k * stride, 8), 0);
-    v[k] = n > 0 ? load_vec8(src + k * stride, 0, n) : Vec8<T>{};
-    mask_tail(v[k], n);
+    for (int k = 0; k < NV; ++k)
+#pragma unroll
+      for (int x = 0; x < static_cast<int>(sizeof(Vec8<T>) / 16); ++x)
+        v[k].w[x] = reinterpret_cast<const uint4*>(src + k * stride)[x];
+  } else {
+#pragma unroll
+    for (int k = 0; k < NV; ++k) {
+      const int n = max(min(rem - k * stride, 8), 0);
+      v[k] = n > 0 ? load_vec8(src + k * stride, 0, n) : Vec8<T>{};
+      mask_tail(v[k], n);
+    }
   }
   return fold_vecs<T, NV>(v);
 }
@@ -95,22 +115,27 @@ __device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c
 }
 
 // ---- stats item --------------------------------------------------------------------------------
-// The (row, channel, segment of SEG columns) units of one item: L = SEG / (8 NV) lanes take one
-// unit, NV vectors of eight columns each (strided by 8 L columns, so the L lanes read 16 L
-// contiguous bytes per vector), fold them in registers and combine across the L lanes by
-// shuffles; a warp takes steps st = warp, warp + 8, ... of 32 / L units. All NV loads of a lane
-// are in flight before any is used (v3's row-at-a-time loop kept two: tiles waited for their
-// statistics). v4 had one vector per lane and 32-lane units: the shuffle combines and the unit
-// index arithmetic were two thirds of the stats items' instructions (seq 4096 profile, v5).
+// The (row, channel, segment of SEG columns) units of one item (SEG = CS since v7: one unit per
+// row and channel of the chunk): L lanes take one unit, each folding batches of NV vectors of
+// eight columns (a lane's vectors are 8 L columns apart, so the L lanes read 16 L contiguous
+// bytes per vector) into a running (max, sum), then the L lanes combine by shuffles; a warp
+// takes steps st = warp, warp + 8, ... of 32 / L units. L is the fewest lanes that still give
+// every thread of the block a unit, and at most SEG / (8 NV) (one full batch per lane). All NV
+// loads of a batch are in flight before any is used. v5 folded exactly one batch per lane
+// (SEG = 256): its unit index arithmetic, shuffle combines and partial stores were more than
+// half of the stats items' instructions (seq 4096 profile, v6); a lane now folds SEG / (8 L)
+// vectors (four batches at heads_in 4, bf16) for each such overhead.
 template <class T, int NV>
 __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nch) {
   const T* scores = static_cast<const T*>(p.scores);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const long long i0 = static_cast<long long>(q) * p.R;
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
-  const int spi = p.CS / p.SEG, L = max(p.SEG / (8 * NV), 1);
+  const int spi = p.CS / p.SEG;
+  int L = 1;
+  while (2 * L <= p.SEG / (8 * NV) && L * p.R * p.C * spi < kThreads) L *= 2;
   const int lshift = __ffs(L) - 1, sshift = __ffs(spi) - 1;
-  const int units = rows * p.C * spi, per_step = 32 >> lshift;
+  const int units = rows * p.C * spi, per_step = 32 >> lshift, per_lane = p.SEG / (8 * L);
   const int steps = (units + per_step - 1) >> (5 - lshift);
   const int sub = lane >> lshift, lane_in = lane & (L - 1);
   const long long c0 = static_cast<long long>(chunk) * p.CS;
@@ -123,7 +148,14 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
     // Columns of this row in the chunk end at c1; a unit past the item's end reads nothing.
     const long long c1 = unit < units ? min(c0 + p.CS, i + 1) : 0;
     const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + i) * p.S;
-    const float2 ml = reduce_lanes(load_fold<T, NV>(row, c0 + seg * p.SEG + lane_in * 8, 8 * L, c1), L);
+    const long long e0 = c0 + seg * p.SEG + lane_in * 8;
+    float2 ml = make_float2(-INFINITY, 0.f);
+    #pragma unroll 1
+    for (int k0 = 0; k0 < per_lane && e0 + 8ll * L * k0 < c1; k0 += NV) {
+      const float2 f = load_fold<T, NV>(row, e0 + 8ll * L * k0, 8 * L, c1);
+      combine_nb(ml.x, ml.y, f.x, f.y);
+    }
+    ml = reduce_lanes(ml, L);
     // Row i0 + rr, channel c: partial ((b S + i0) C + pair) nch_max + segment, pair = rr C + c.
     if (lane_in == 0 && unit < units)
       p.partials[((static_cast<long long>(b) * p.S + i0) * p.C + pair) * p.nch_max + chunk * spi + seg] = ml;

@@ -61,25 +61,6 @@ __device__ void fill_probabilities(const FusedParams& p, const float2* st, T* ds
 // 2^(x log2e - max - log2 sum)), and four 16-byte stores of the eight channel-last columns. Tile
 // column 0 is output column j0 - 8, so vectors line up in both memories.
 template <class T>
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&v);
-  }
-}
-template <class T>
-__device__ __forceinline__ float2 unpack2(unsigned w) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
-  } else {
-    return __half22float2(*reinterpret_cast<const __half2*>(&w));
-  }
-}
-
-template <class T>
 __device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsigned* dst, int b, long long i0,
                                     long long j0) {
   const T* scores = static_cast<const T*>(p.scores);
@@ -132,18 +113,33 @@ __device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsi
 }
 
 // Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
+// A thread keeps one 8-column vector v (kThreads is a multiple of TJ / 8) over rows kThreads /
+// (TJ / 8) apart. A tile inside y with seq a multiple of 8 (every 16-byte vector aligned and in
+// range) skips the per-vector tests (v7: with them and the 64-bit index arithmetic this loop
+// was a tenth of the kernel's instructions at seq 4096).
 template <class T>
 __device__ void store_staging(const FusedParams& p, const T* ys, int b, long long i0, long long j0) {
   const int yp = p.TJ + 8;
   T* y = static_cast<T*>(p.y);
   const int vshift = __ffs(p.TJ / 8) - 1, rshift = __ffs(p.R) - 1;
+  const int v = threadIdx.x & ((1 << vshift) - 1), step = kThreads >> vshift;
+  // Element (o, rr, v) of y: plane o of batch b, row i0 + rr, column j0 + 8 v.
+  T* const y0 = y + (static_cast<long long>(b) * p.O * p.S + i0) * p.S + j0 + v * 8;
+  const long long plane = p.S * p.S;
+  if ((p.S & 7) == 0 && i0 + p.R <= p.S && j0 + p.TJ <= p.S) {
+    #pragma unroll 1
+    for (int orow = threadIdx.x >> vshift; orow < p.O * p.R; orow += step) {
+      const int rr = orow & (p.R - 1), o = orow >> rshift;
+      *reinterpret_cast<uint4*>(y0 + o * plane + rr * p.S) = *reinterpret_cast<const uint4*>(ys + o * p.yhp + rr * yp + v * 8);
+    }
+    return;
+  }
   #pragma unroll 1
-  for (int e = threadIdx.x; e < (p.O * p.R) << vshift; e += kThreads) {
-    const int v = e & ((1 << vshift) - 1), orow = e >> vshift;
+  for (int orow = threadIdx.x >> vshift; orow < p.O * p.R; orow += step) {
     const int rr = orow & (p.R - 1), o = orow >> rshift;
     const long long i = i0 + rr, j = j0 + v * 8;
     if (i >= p.S || j >= p.S) continue;
-    T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j;
+    T* dst = y0 + o * plane + rr * p.S;
     const T* src = ys + o * p.yhp + rr * yp + v * 8;
     if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
       *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);

@@ -23,12 +23,28 @@ void check_plan(const Workload& w) {
   ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
   const FusedParams& p = plan.p;
   ASSERT_EQ(p.n_items, static_cast<int>(plan.items.size()));
-  // stats_item splits a segment into 8-value vectors over SEG / (8 NV) lanes, NV <= 8 vectors per
-  // lane, and a chunk into CS / SEG segments: both powers of two, so SEG >= 64 and divides CS.
+  // stats_item splits a segment into 8-value vectors over at most SEG / (8 NV) lanes (a power of
+  // two), batches of NV <= 8 vectors per lane, and a chunk into CS / SEG segments: so SEG is a
+  // power of two >= 64 dividing CS.
   EXPECT_GE(p.SEG, 64);
   EXPECT_EQ(p.SEG & (p.SEG - 1), 0);
   EXPECT_EQ(p.CS % p.SEG, 0);
   EXPECT_EQ((p.CS / p.SEG) & (p.CS / p.SEG - 1), 0);
+  if (p.fill4) {
+    // The four-channel tile's ldmatrix chunks (v7): 16-byte aligned (window rows start at an
+    // even column), covering the window (one more column when r is odd), inside the tile.
+    EXPECT_EQ((p.col0 - (p.r & 1)) % 2, 0);
+    EXPECT_EQ(p.PW % 2, 0);
+    EXPECT_GE(2 * p.NPAIR, p.KW + (p.r & 1));
+    EXPECT_LE(p.col0 - (p.r & 1) + p.TJ - p.H + 2 * p.NPAIR, p.PW);
+    EXPECT_EQ(p.NCH, p.K * p.NPAIR);
+    EXPECT_EQ(p.ksteps, (p.NCH + 1) / 2);
+  }
+  if (plan.mma && !p.ldsm) {
+    // The interleave's staging tile: a head 8 banks (mod 32) from the next, so the four t lanes
+    // of a 32-bit store fall in different banks (v7).
+    EXPECT_EQ((p.yhp / 2) % 32, 8);
+  }
   // Columns covered per (b, band): conv tiles and zero chunks, exactly once.
   std::map<std::pair<int, int>, std::vector<int>> cover;
   std::map<std::pair<int, int>, std::set<int>> stats_seen;
@@ -80,16 +96,16 @@ TEST(FusedPlan, ShippedShapes) {
   check_plan(shape(5, 777, 3, 8, 12, DType::fp16));
 }
 
-// Which statistics each size takes (v6a): local up to seq 256, and up to 1024 with at most four
+// Which statistics each size takes (v6a): local up to seq 256, and up to 512 with at most four
 // channels; shared above.
 TEST(FusedPlan, LocalStatisticsUpToTheirBounds) {
   const int optin = 227 * 1024;
   EXPECT_TRUE(make_plan(shape(3, 256, 1, 8, 8, DType::bf16), optin).p.local_stats);
   EXPECT_FALSE(make_plan(shape(3, 257, 1, 8, 8, DType::bf16), optin).p.local_stats);
-  EXPECT_TRUE(make_plan(shape(3, 1024, 2, 4, 4, DType::bf16), optin).p.local_stats);
-  EXPECT_TRUE(make_plan(shape(3, 1000, 2, 3, 2, DType::fp32), optin).p.local_stats);
-  EXPECT_FALSE(make_plan(shape(3, 1025, 2, 4, 4, DType::bf16), optin).p.local_stats);
-  EXPECT_FALSE(make_plan(shape(3, 1024, 2, 5, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_TRUE(make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_TRUE(make_plan(shape(3, 500, 2, 3, 2, DType::fp32), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 513, 2, 4, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 512, 2, 5, 4, DType::bf16), optin).p.local_stats);
 }
 
 TEST(FusedPlan, RandomShapes) {
@@ -130,6 +146,19 @@ TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
   EXPECT_EQ(b.p.ldsm, 0);
   const FusedPlan c = make_plan(shape(3, 100, 1, 4, 20, DType::bf16), 227 * 1024);
   EXPECT_EQ(c.p.NT, 4);  // 20 heads: 3 n-tiles, rounded up to the kernel's 4
+  // The four-channel tile (v7): k 3 (r odd) reads window rows from one column early, five
+  // columns rounded up to three 16-byte chunks per row, nine chunks in five k-steps.
+  const FusedPlan e = make_plan(shape(3, 4096, 2, 4, 4, DType::bf16), 227 * 1024);
+  EXPECT_EQ(e.p.fill4, 1);
+  EXPECT_EQ(e.p.H, 2);
+  EXPECT_EQ(e.p.col0, 7);
+  EXPECT_EQ(e.p.NPAIR, 3);
+  EXPECT_EQ(e.p.NCH, 9);
+  EXPECT_EQ(e.p.ksteps, 5);
+  EXPECT_EQ(e.p.TJ, 128);  // 8 m-tiles per warp
+  const FusedPlan f = make_plan(shape(5, 4096, 1, 4, 4, DType::bf16), 227 * 1024);
+  EXPECT_EQ(f.p.NPAIR, 3);  // r even: the six window columns from col0, three chunks
+  EXPECT_EQ(f.p.ksteps, 8);
 }
 
 TEST(FusedPlan, LargeWeightsStreamThroughSharedMemory) {
