@@ -258,7 +258,6 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 // chunk, lanes 16-31 the same of the second. im2col is the chunk's byte offset (u*PW + v)
 // columns away. B fragments are precomputed in shared memory (one 8-byte load per n-tile).
 // A warp owns MW m-tiles (16 consecutive columns of one row each) x NT n-tiles.
-
 template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;

@@ -114,9 +114,9 @@ __device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsi
 
 // Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
 // A thread keeps one 8-column vector v (kThreads is a multiple of TJ / 8) over rows kThreads /
-// (TJ / 8) apart. A tile inside y with seq a multiple of 8 (every 16-byte vector aligned and in
-// range) skips the per-vector tests (v7: with them and the 64-bit index arithmetic this loop
-// was a tenth of the kernel's instructions at seq 4096).
+// (TJ / 8) apart. A tile inside y with seq a multiple of 8 and y 16-byte aligned (every vector
+// aligned and in range) skips the per-vector tests (v7: with them and the 64-bit index
+// arithmetic this loop was a tenth of the kernel's instructions at seq 4096).
 template <class T>
 __device__ void store_staging(const FusedParams& p, const T* ys, int b, long long i0, long long j0) {
   const int yp = p.TJ + 8;
@@ -126,7 +126,7 @@ __device__ void store_staging(const FusedParams& p, const T* ys, int b, long lon
   // Element (o, rr, v) of y: plane o of batch b, row i0 + rr, column j0 + 8 v.
   T* const y0 = y + (static_cast<long long>(b) * p.O * p.S + i0) * p.S + j0 + v * 8;
   const long long plane = p.S * p.S;
-  if ((p.S & 7) == 0 && i0 + p.R <= p.S && j0 + p.TJ <= p.S) {
+  if ((p.S & 7) == 0 && (reinterpret_cast<std::uintptr_t>(y) & 15) == 0 && i0 + p.R <= p.S && j0 + p.TJ <= p.S) {
     #pragma unroll 1
     for (int orow = threadIdx.x >> vshift; orow < p.O * p.R; orow += step) {
       const int rr = orow & (p.R - 1), o = orow >> rshift;
