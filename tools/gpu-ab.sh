@@ -6,10 +6,14 @@
 # A's seq 4096 and k 7 heads 32/32 (AB_PROFILE=0: none); then, untimed and all at once, the fused
 # GPU tests of A (and of B with AB_TEST_B=1) and memcheck and racecheck of A, with the rest of
 # the budget.
+# AB_MORE="TREE ...": further candidates C, D, ... (trees like B), built with A and B, timed
+# after A and each compared with B: one device call for several experiments; their records go
+# into one file, more.jsonl (each record's source_digest names its tree), as the device hands
+# back at most 8 files; profiles and tests stay A's.
 # Writes into OUT: summary.txt (tables, compare, test lines, stage times), a.jsonl, b.jsonl,
-# 1.sass.csv.gz, 2.sass.csv.gz, hotspots.log, ctest-1.log (A's tests and sanitizers) and
-# ctest-2.log (B's tests).
-# Usage: tools/gpu-ab.sh OUT B_TREE [TOTAL_BUDGET_S]
+# 1.sass.csv.gz, 2.sass.csv.gz, hotspots.log, ctest-1.log (A's tests and sanitizers),
+# ctest-2.log (B's tests, with AB_TEST_B=1) and more.jsonl (with AB_MORE).
+# Usage: [AB_MORE="TREE ..."] tools/gpu-ab.sh OUT B_TREE [TOTAL_BUDGET_S]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: tools/gpu-ab.sh OUT B_TREE [TOTAL_BUDGET_S]}
@@ -18,19 +22,40 @@ budget=${3:-540}
 source tools/gpu-lib.sh
 B_B=$tree_b/build-gpu
 
-stage "build A ($B) and B ($B_B) at once"
-half=$(( $(nproc) / 2 ))
-build_tree . "$B" /tmp/mtab-build-a.log "$half" & pa=$!
-build_tree "$tree_b" "$B_B" /tmp/mtab-build-b.log "$half" & pb=$!
-wait $pa; ra=$?; wait $pb; rb=$?
-[ "$ra" -eq 0 ] || { tail -40 /tmp/mtab-build-a.log | tee -a "$S"; exit 1; }
-[ "$rb" -eq 0 ] || { tail -40 /tmp/mtab-build-b.log | tee -a "$S"; exit 1; }
+# Every tree to build: name, source, build directory (A first, B second, then AB_MORE's).
+names=(a b) srcs=(. "$tree_b") dirs=("$B" "$B_B")
+letters=(c d e f g h)
+for t in ${AB_MORE:-}; do
+  [ "${#names[@]}" -lt 8 ] || { echo "gpu-ab.sh: at most six trees in AB_MORE" | tee -a "$S"; exit 2; }
+  t=$(realpath "$t")
+  names+=("${letters[${#names[@]} - 2]}") srcs+=("$t") dirs+=("$t/build-gpu")
+done
+
+stage "build ${names[*]} at once (${dirs[*]})"
+jobs=$(( $(nproc) / ${#names[@]} ))
+pids=()
+for k in "${!names[@]}"; do
+  build_tree "${srcs[$k]}" "${dirs[$k]}" "/tmp/mtab-build-${names[$k]}.log" $((jobs > 0 ? jobs : 1)) & pids+=($!)
+done
+for k in "${!names[@]}"; do
+  wait "${pids[$k]}" || { tail -40 "/tmp/mtab-build-${names[$k]}.log" | tee -a "$S"; exit 1; }
+done
 
 fused_suite "$B_B" b
 fused_suite "$B" a
-stage "compare b (base) a (new)"
-"$M" compare "$out/b.jsonl" "$out/a.jsonl" >>"$S" 2>&1
-echo "rc=$?" >>"$S"
+for k in "${!names[@]}"; do
+  [ "$k" -ge 2 ] && fused_suite "${dirs[$k]}" "${names[$k]}"
+done
+for k in "${!names[@]}"; do
+  [ "$k" -eq 1 ] && continue
+  stage "compare b (base) ${names[$k]} (new)"
+  "$M" compare "$out/b.jsonl" "$out/${names[$k]}.jsonl" >>"$S" 2>&1
+  echo "rc=$?" >>"$S"
+  if [ "$k" -ge 2 ]; then
+    cat "$out/${names[$k]}.jsonl" >>"$out/more.jsonl"
+    mv "$out/${names[$k]}.jsonl" "/tmp/mtab-${names[$k]}.jsonl"
+  fi
+done
 
 [ "${AB_PROFILE:-1}" = 1 ] && fused_profiles "$B"
 
