@@ -5,7 +5,7 @@
 # the same warm session; `mtabench compare B A` (B the base); per-SASS-instruction profiles of
 # A's seq 4096 and k 7 heads 32/32 (AB_PROFILE=0: none); then, untimed and all at once, the fused
 # GPU tests of A (and of B with AB_TEST_B=1) and memcheck and racecheck of A, with the rest of
-# the budget.
+# the budget (AB_CHECKS=0: none, when the call's time is wanted for something else).
 # AB_MORE="TREE ...": further candidates C, D, ... (trees like B), built with A and B, timed
 # after A and each compared with B: one device call for several experiments; their records go
 # into one file, more.jsonl (each record's source_digest names its tree), as the device hands
@@ -60,6 +60,10 @@ done
 [ "${AB_PROFILE:-1}" = 1 ] && fused_profiles "$B"
 
 rem=$((budget - (SECONDS - t0)))
+if [ "${AB_CHECKS:-1}" = 0 ]; then
+  stage "done (AB_CHECKS=0: no tests)"
+  exit 0
+fi
 if [ "${AB_TEST_B:-0}" = 1 ]; then
   fused_checks $((rem < 30 ? 30 : rem)) "$B" "$B_B"
 else
