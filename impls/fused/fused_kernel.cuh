@@ -140,17 +140,23 @@ __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT>()) fused_kernel(
     run_item<T, MMA, NT, KT, NARROW>(p, smem, p.items[blockIdx.x]);
     return;
   }
-  __shared__ unsigned next;
-  if (threadIdx.x == 0) next = atomicAdd(p.ticket, 1u);
+  // The next item, taken during this one so its two round trips (the ticket, then the item)
+  // hide behind it. Tickets are taken in order and an item only waits on smaller tickets, whose
+  // holders are running: no deadlock. The last thread takes them (v10): thread 0's warp polls
+  // ready flags at an item's start, and the ticket's round trip delayed its polls (v7).
+  __shared__ int4 next_item;  // x < 0: no items left
+  const auto take_next = [&p] {
+    const unsigned t = atomicAdd(p.ticket, 1u);
+    next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
+  };
+  if (threadIdx.x == kThreads - 1) take_next();
   __syncthreads();
   for (;;) {
-    const unsigned cur = next;
+    const int4 cur = next_item;
     __syncthreads();
-    if (cur >= static_cast<unsigned>(p.n_items)) break;
-    // Take the next ticket now so its latency hides behind this item. Tickets are taken in
-    // order and an item only waits on smaller tickets, whose holders are running: no deadlock.
-    if (threadIdx.x == 0) next = atomicAdd(p.ticket, 1u);
-    run_item<T, MMA, NT, KT, NARROW>(p, smem, p.items[cur]);
+    if (cur.x < 0) break;
+    if (threadIdx.x == kThreads - 1) take_next();
+    run_item<T, MMA, NT, KT, NARROW>(p, smem, cur);
     __syncthreads();
   }
   // The last block out resets the counters for the next call (graph replays included).

@@ -229,15 +229,18 @@ __device__ __forceinline__ void conv_mtiles(const FusedParams& p, char* smem, lo
 template <class T>
 __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  tile_stats<T>(p, smem, b, i0);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
-  const int pitch_h = 2 * p.pitch_w;
-  if (p.fill4)
-    fill_probabilities4<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), reinterpret_cast<unsigned*>(ptile),
-                           b, i0, j0);
-  else
-    fill_probabilities<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0, 0, p.Cp,
-                          p.PW * pitch_h, pitch_h, 1);
+  const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
+  if (p.fill4) {
+    Fill4Task first;  // this thread's first task's raw scores: in flight while the statistics come
+    fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
+    tile_stats<T>(p, smem, b, i0);
+    fill_probabilities4<T>(p, st, reinterpret_cast<unsigned*>(ptile), b, i0, j0, first);
+  } else {
+    tile_stats<T>(p, smem, b, i0);
+    const int pitch_h = 2 * p.pitch_w;
+    fill_probabilities<T>(p, st, ptile, b, i0, j0, 0, p.Cp, p.PW * pitch_h, pitch_h, 1);
+  }
   __syncthreads();
   // R = 16 rows over 8 warps: each warp two rows of TJ / (16 H) m-tiles (a power of two, 1-4).
   switch (p.TJ / (16 * p.H)) {

@@ -190,8 +190,16 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   }
 }
 
+// Acquire load of a ready flag: it pairs with the writer's fence and atomicExch (a release), so
+// this thread's later loads of the statistics see them; no fence of our own (v10: a
+// __threadfence after the polls was a MEMBAR.SC per item on the path every warp waited for).
+__device__ __forceinline__ unsigned load_acquire(const unsigned* flag) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
 __device__ __forceinline__ void wait_ready(const unsigned* flag) {
-  while (*reinterpret_cast<const volatile unsigned*>(flag) == 0u) __nanosleep(100);
+  while (load_acquire(flag) == 0u) __nanosleep(100);
 }
 
 // ---- conv item: statistics of the tile's rows ----------------------------------------------------
@@ -211,20 +219,22 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
       if (lane == 0) st[pair] = make_float2(ml.x, ml.y > 0.f ? 1.f / ml.y : 0.f);
     }
   } else {
+    // Rows i0 - r .. i0 + R + r - 1 lie in bands q - 1, q, q + 1 (r <= R). v10: each (row,
+    // channel) thread waits for its own row's band and loads at once (one thread polled the three
+    // flags one after another, then a fence and a barrier, before any statistics load: four
+    // dependent round trips with the block idle).
     const int q = static_cast<int>(i0 / p.R);
-    if (threadIdx.x == 0) {
-      if (p.r > 0 && q > 0) wait_ready(&p.band_ready[b * p.Q + q - 1]);
-      wait_ready(&p.band_ready[b * p.Q + q]);
-      if (p.r > 0 && q + 1 < p.Q) wait_ready(&p.band_ready[b * p.Q + q + 1]);
-      __threadfence();
-    }
-    __syncthreads();
+    const unsigned* ready = p.band_ready + b * p.Q + q;
     #pragma unroll 1
     for (int pair = threadIdx.x; pair < halo_rows * p.C; pair += kThreads) {
       const int pr = pair / p.C, c = pair - pr * p.C;
       const long long ip = i0 - p.r + pr;
-      st[pair] = (ip >= 0 && ip < p.S) ? __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip)
-                                       : make_float2(-INFINITY, 0.f);
+      float2 v = make_float2(-INFINITY, 0.f);
+      if (ip >= 0 && ip < p.S) {
+        wait_ready(ready + (pr < p.r ? -1 : pr >= p.R + p.r ? 1 : 0));
+        v = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
+      }
+      st[pair] = v;
     }
   }
   __syncthreads();

@@ -60,55 +60,81 @@ __device__ void fill_probabilities(const FusedParams& p, const float2* st, T* ds
 // 16-byte loads, one FFMA and one EX2 per element (the sum is folded into the exponent:
 // 2^(x log2e - max - log2 sum)), and four 16-byte stores of the eight channel-last columns. Tile
 // column 0 is output column j0 - 8, so vectors line up in both memories.
+// A task's loads (fill4_load) are split from its math (fill4_finish) so that the caller can issue
+// a thread's first task before the tile's statistics are waited for (v10): the raw scores do
+// not depend on them, and their L2 round trip then overlaps the flags' and the statistics'.
+struct Fill4Task {
+  uint4 raw[4];  // channels 0-3, eight columns each
+  int n;         // valid columns [jg, jg + n): clamp(ip - jg + 1, 0, 8); 0 also outside the tensor
+};
+
 template <class T>
-__device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsigned* dst, int b, long long i0,
-                                    long long j0) {
-  const T* scores = static_cast<const T*>(p.scores);
-  const int halo_rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2;
+__device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long long i0, long long j0, int task,
+                                           Fill4Task& t) {
+  const int nv = p.TJ / 8 + 2;
+  const int pr = task / nv, v = task - pr * nv;
+  const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
+  t.n = (task >= (p.R + 2 * p.r) * nv || ip < 0 || ip >= p.S || jg < 0)
+            ? 0
+            : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
+  // Every word written, loaded or not: the task's registers are then dead after its math, and
+  // the next task can reuse them (a conditional write kept them live across the fill's loop).
   const long long plane = p.S * p.S;
-  const T* batch = scores + static_cast<long long>(b) * p.C * plane;
-  #pragma unroll 1
-  for (int task = threadIdx.x; task < halo_rows * nv; task += kThreads) {
-    const int pr = task / nv, v = task - pr * nv;
-    const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
-    // Valid columns of this vector: [jg, jg + n) with n = clamp(ip - jg + 1, 0, 8).
-    const int n = (ip < 0 || ip >= p.S || jg < 0) ? 0 : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
-    uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
+  const T* src = static_cast<const T*>(p.scores) + static_cast<long long>(b) * p.C * plane + ip * p.S + jg;
 #pragma unroll
-    for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
-    if (n > 0) {
-      const T* src = batch + ip * p.S + jg;
-      uint4 raw[4];
+  for (int c = 0; c < 4; ++c)
+    t.raw[c] = t.n > 0 && c < p.C ? *reinterpret_cast<const uint4*>(src + c * plane) : make_uint4(0, 0, 0, 0);
+}
+
+template <class T>
+__device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2* st, unsigned* dst, int task,
+                                             const Fill4Task& t) {
+  const int nv = p.TJ / 8 + 2;
+  const int pr = task / nv, v = task - pr * nv;
+  uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
 #pragma unroll
-      for (int c = 0; c < 4; ++c)
-        raw[c] = c < p.C ? *reinterpret_cast<const uint4*>(src + c * plane) : make_uint4(0, 0, 0, 0);
-      float mb[4];
+  for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
+  if (t.n > 0) {
+    float mb[4];
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 1.f);
+      mb[c] = sv.x - __log2f(sv.y);  // max + log2(sum)
+    }
+    unsigned* o = reinterpret_cast<unsigned*>(out);
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {  // column pair (2h, 2h + 1)
+      float pc[4][2];
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 1.f);
-        mb[c] = sv.x - __log2f(sv.y);  // max + log2(sum)
+        const float2 x = unpack2<T>((&t.raw[c].x)[h]);
+        pc[c][0] = c < p.C ? ex2(fmaf(x.x, kLog2e, -mb[c])) : 0.f;
+        pc[c][1] = c < p.C ? ex2(fmaf(x.y, kLog2e, -mb[c])) : 0.f;
       }
-      unsigned* o = reinterpret_cast<unsigned*>(out);
 #pragma unroll
-      for (int h = 0; h < 4; ++h) {  // column pair (2h, 2h + 1)
-        float pc[4][2];
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const float2 x = unpack2<T>((&raw[c].x)[h]);
-          pc[c][0] = c < p.C ? ex2(fmaf(x.x, kLog2e, -mb[c])) : 0.f;
-          pc[c][1] = c < p.C ? ex2(fmaf(x.y, kLog2e, -mb[c])) : 0.f;
-        }
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const bool ok = 2 * h + e < n;
-          o[(2 * h + e) * 2] = ok ? pack2<T>(pc[0][e], pc[1][e]) : 0u;
-          o[(2 * h + e) * 2 + 1] = ok ? pack2<T>(pc[2][e], pc[3][e]) : 0u;
-        }
+      for (int e = 0; e < 2; ++e) {
+        const bool ok = 2 * h + e < t.n;
+        o[(2 * h + e) * 2] = ok ? pack2<T>(pc[0][e], pc[1][e]) : 0u;
+        o[(2 * h + e) * 2 + 1] = ok ? pack2<T>(pc[2][e], pc[3][e]) : 0u;
       }
     }
-    uint4* d = reinterpret_cast<uint4*>(dst + (pr * p.PW + 8 * v) * 2);
+  }
+  uint4* d = reinterpret_cast<uint4*>(dst + (pr * p.PW + 8 * v) * 2);
 #pragma unroll
-    for (int x = 0; x < 4; ++x) d[x] = out[x];
+  for (int x = 0; x < 4; ++x) d[x] = out[x];
+}
+
+// The whole tile; `first` is task threadIdx.x, already loaded by the caller (fill4_load).
+template <class T>
+__device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsigned* dst, int b, long long i0,
+                                    long long j0, const Fill4Task& first) {
+  const int tasks = (p.R + 2 * p.r) * (p.TJ / 8 + 2);
+  Fill4Task t = first;
+  #pragma unroll 1
+  for (int task = threadIdx.x; task < tasks;) {
+    fill4_finish<T>(p, st, dst, task, t);  // one copy of the math
+    task += kThreads;
+    if (task < tasks) fill4_load<T>(p, b, i0, j0, task, t);
   }
 }
 
