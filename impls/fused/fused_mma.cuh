@@ -232,9 +232,9 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   if (p.fill4) {
-    Fill4Task first;  // this thread's first task's raw scores: in flight while the statistics come
-    fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
     tile_stats<T>(p, smem, b, i0);
+    Fill4Task first;  // v10ab: loaded after the statistics (v10c loads it before)
+    fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
     fill_probabilities4<T>(p, st, reinterpret_cast<unsigned*>(ptile), b, i0, j0, first);
   } else {
     tile_stats<T>(p, smem, b, i0);
