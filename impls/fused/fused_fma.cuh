@@ -90,8 +90,8 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
         for (int x = 0; x < 8; ++x) out[x] = j + x <= i ? acc[x][oo] + bias_s[o] : 0.f;
         float* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j;
         if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
-          reinterpret_cast<float4*>(dst)[0] = make_float4(out[0], out[1], out[2], out[3]);
-          reinterpret_cast<float4*>(dst)[1] = make_float4(out[4], out[5], out[6], out[7]);
+          store_stream(dst, make_float4(out[0], out[1], out[2], out[3]));
+          store_stream(dst + 4, make_float4(out[4], out[5], out[6], out[7]));
         } else {
           for (int x = 0; x < 8 && j + x < p.S; ++x) dst[x] = out[x];
         }

@@ -89,7 +89,7 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
     const int vecs = (n - head) / per_vec;
     if (lane < head) dst[lane] = from_f<T>(0.f);
     uint4* vd = reinterpret_cast<uint4*>(dst + head);
-    for (int v = lane; v < vecs; v += 32) vd[v] = make_uint4(0, 0, 0, 0);
+    for (int v = lane; v < vecs; v += 32) store_stream(vd + v, make_uint4(0, 0, 0, 0));
     for (int x = head + vecs * per_vec + lane; x < n; x += 32) dst[x] = from_f<T>(0.f);
   }
 }

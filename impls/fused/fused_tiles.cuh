@@ -156,7 +156,7 @@ __device__ void store_staging(const FusedParams& p, const T* ys, int b, long lon
     #pragma unroll 1
     for (int orow = threadIdx.x >> vshift; orow < p.O * p.R; orow += step) {
       const int rr = orow & (p.R - 1), o = orow >> rshift;
-      *reinterpret_cast<uint4*>(y0 + o * plane + rr * p.S) = *reinterpret_cast<const uint4*>(ys + o * p.yhp + rr * yp + v * 8);
+      store_stream(y0 + o * plane + rr * p.S, *reinterpret_cast<const uint4*>(ys + o * p.yhp + rr * yp + v * 8));
     }
     return;
   }
@@ -168,7 +168,7 @@ __device__ void store_staging(const FusedParams& p, const T* ys, int b, long lon
     T* dst = y0 + o * plane + rr * p.S;
     const T* src = ys + o * p.yhp + rr * yp + v * 8;
     if (j + 8 <= p.S && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
-      *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      store_stream(dst, *reinterpret_cast<const uint4*>(src));
     } else {
 #pragma unroll 1
       for (int x = 0; x < 8 && j + x < p.S; ++x) dst[x] = src[x];
