@@ -5,7 +5,10 @@
 # the same warm session; `mtabench compare B A` (B the base); per-SASS-instruction profiles of
 # A's seq 4096 and k 7 heads 32/32 (AB_PROFILE=0: none); then, untimed and all at once, the fused
 # GPU tests of A (and of B with AB_TEST_B=1) and memcheck and racecheck of A, with the rest of
-# the budget (AB_CHECKS=0: none, when the call's time is wanted for something else).
+# the budget (AB_CHECKS=0: none, when the call's time is wanted for something else; then only
+# the mtabench binaries are built). AB_FILTER="REGEX": only the matching workloads are timed
+# (SUITE_FILTER of gpu-lib.sh). AB_TRAFFIC=1: DRAM bytes and L2 hit rate of every tree at seq
+# 4096 (fused_traffic; AB_TRAFFIC_CASE="FILE:REGEX" another workload), after the suites.
 # AB_MORE="TREE ...": further candidates C, D, ... (trees like B), built with A and B, timed
 # after A and each compared with B: one device call for several experiments; their records go
 # into one file, more.jsonl (each record's source_digest names its tree), as the device hands
@@ -20,6 +23,8 @@ out=${1:?usage: tools/gpu-ab.sh OUT B_TREE [TOTAL_BUDGET_S]}
 tree_b=$(realpath "${2:?usage: tools/gpu-ab.sh OUT B_TREE [TOTAL_BUDGET_S]}")
 budget=${3:-540}
 source tools/gpu-lib.sh
+[ "${AB_CHECKS:-1}" = 0 ] && export BUILD_TESTS=OFF
+[ -n "${AB_FILTER:-}" ] && export SUITE_FILTER=$AB_FILTER
 B_B=$tree_b/build-gpu
 
 # Every tree to build: name, source, build directory (A first, B second, then AB_MORE's).
@@ -57,6 +62,9 @@ for k in "${!names[@]}"; do
   fi
 done
 
+if [ "${AB_TRAFFIC:-0}" = 1 ]; then
+  for k in "${!names[@]}"; do fused_traffic "${dirs[$k]}" "${names[$k]}" "${AB_TRAFFIC_CASE:-}"; done
+fi
 [ "${AB_PROFILE:-1}" = 1 ] && fused_profiles "$B"
 
 rem=$((budget - (SECONDS - t0)))

@@ -15,19 +15,26 @@ build_gpu() {
   stage build
   build_tree . "$B" /tmp/mtab-build.log "$(nproc)" || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
 }
-# Configures and builds the checkout SRC into BUILD (Release, with tests), JOBS at a time, the
-# output into LOG; returns the build's status. Usage: build_tree SRC BUILD LOG JOBS
+# Configures and builds the checkout SRC into BUILD (Release, with tests; with BUILD_TESTS=OFF
+# only the mtabench binary, a sixth faster), JOBS at a time, the output into LOG; returns the
+# build's status. Usage: build_tree SRC BUILD LOG JOBS
 build_tree() {
-  { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=ON && cmake --build "$2" -j"$4"; } \
-    >"$3" 2>&1
+  local tests=${BUILD_TESTS:-ON} target=()
+  [ "$tests" = OFF ] && target=(--target mtabench)
+  { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS="$tests" &&
+    cmake --build "$2" -j"$4" "${target[@]}"; } >"$3" 2>&1
 }
 
 # The fused suite (seed, sequence sweep, shapes) timed with --samples by BUILD's mtabench; its
-# records are copied to OUT/NAME.jsonl. Usage: fused_suite BUILD NAME [MAX_TIME_S]
+# records are copied to OUT/NAME.jsonl. SUITE_FILTER (a regular expression on workload names)
+# keeps only some workloads: ~15 s for four large ones instead of ~80 s for all 18.
+# Usage: fused_suite BUILD NAME [MAX_TIME_S]
 fused_suite() {
-  stage "fused suite, $2 (--max-time ${3:-0.2})"
+  local filter=()
+  [ -n "${SUITE_FILTER:-}" ] && filter=(--filter "$SUITE_FILTER")
+  stage "fused suite, $2 (--max-time ${3:-0.2}${SUITE_FILTER:+, --filter $SUITE_FILTER})"
   timeout 150 "$1/mtabench" run workloads/seed.json workloads/seq-sweep.json workloads/shapes.json --impl fused \
-    --max-time "${3:-0.2}" --min-time 0.1 --samples --out "/tmp/mtab-$2" >>"$S" 2>&1
+    "${filter[@]}" --max-time "${3:-0.2}" --min-time 0.1 --samples --out "/tmp/mtab-$2" >>"$S" 2>&1
   echo "rc=$?" >>"$S"
   cp "$(ls /tmp/mtab-"$2"/runs/*.jsonl | tail -1)" "$out/$2.jsonl" 2>/dev/null
 }
@@ -38,6 +45,21 @@ fused_profiles() {
   stage "per-instruction profiles of $1"
   timeout 150 tools/gpu-hotspots.sh "$out" "$1" workloads/seq-sweep.json:'^sweep-seq4096$' \
     workloads/shapes.json:'^k7-h32-b1-seq4096$'
+  echo "rc=$?" >>"$S"
+}
+
+# Memory traffic of BUILD's fused kernel on one workload (default seq 4096), one Nsight Compute
+# launch with four metrics (~15 s): DRAM bytes read and written, the L2 read hit rate and the
+# kernel's duration under the profiler, into the summary as "NAME: metric unit value" lines
+# (v10-v11: the DRAM bytes said what the medians alone could not).
+# Usage: fused_traffic BUILD NAME [FILE:REGEX]
+fused_traffic() {
+  local spec=${3:-workloads/seq-sweep.json:^sweep-seq4096\$}
+  stage "memory traffic of $2 ($spec)"
+  timeout 90 ncu --clock-control none --cache-control all -k regex:'fused_kernel' --launch-skip 12 --launch-count 1 \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_op_read_hit_rate.pct,gpu__time_duration.sum \
+    "$1/mtabench" run "${spec%%:*}" --filter "${spec#*:}" --impl fused --no-isolate --no-records --quiet \
+    --max-time 0.2 --min-time 0.05 2>&1 | grep -E "dram__|lts__|gpu__time" | sed "s|^ *|$2: |" >>"$S"
   echo "rc=$?" >>"$S"
 }
 
