@@ -38,9 +38,9 @@ __device__ __forceinline__ Vec8<T> load_vec8(const T* src, long long e, long lon
 }
 
 // y is written once and never read back: 16-byte streaming stores (st.global.cs: evict-first in
-// L2), so the 268 MB of y at seq 4096 do not push out the scores that the tile items re-read
-// from L2 (v11: Nsight Compute saw 292 MB read from DRAM for a 134 MB triangle, an L2 read hit
-// rate of 22%).
+// L2). v11 meant them to keep the scores in L2 for the tile items' re-reads (292 MB read from
+// DRAM for a 134 MB triangle at seq 4096); they did not (DRAM reads −1%), but fp32, whose y is
+// twice the bytes, got 4-5% faster (JOURNAL.md v11).
 template <class V>
 __device__ __forceinline__ void store_stream(void* dst, const V& v) {
   __stcs(reinterpret_cast<V*>(dst), v);

@@ -233,7 +233,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   if (p.fill4) {
     tile_stats<T>(p, smem, b, i0);
-    Fill4Task first;  // v10ab: loaded after the statistics (v10c loads it before)
+    Fill4Task first;  // loaded after the statistics (v10ab; loading it before them, v10c, was slower)
     fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
     fill_probabilities4<T>(p, st, reinterpret_cast<unsigned*>(ptile), b, i0, j0, first);
   } else {

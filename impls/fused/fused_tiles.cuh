@@ -60,9 +60,11 @@ __device__ void fill_probabilities(const FusedParams& p, const float2* st, T* ds
 // 16-byte loads, one FFMA and one EX2 per element (the sum is folded into the exponent:
 // 2^(x log2e - max - log2 sum)), and four 16-byte stores of the eight channel-last columns. Tile
 // column 0 is output column j0 - 8, so vectors line up in both memories.
-// A task's loads (fill4_load) are split from its math (fill4_finish) so that the caller can issue
-// a thread's first task before the tile's statistics are waited for (v10): the raw scores do
-// not depend on them, and their L2 round trip then overlaps the flags' and the statistics'.
+// A task's loads (fill4_load) are split from its math (fill4_finish) so that a caller can issue a
+// thread's first task before the tile's statistics are waited for. v10c did, and was 4-5%
+// slower at seq 2048-8192 than loading it after them (v10ab, merged; JOURNAL.md v10): the
+// caller now loads it right after tile_stats. A thread's next task is loaded right after its
+// last one's math, every register overwritten (a conditional load kept them live and spilled).
 struct Fill4Task {
   uint4 raw[4];  // channels 0-3, eight columns each
   int n;         // valid columns [jg, jg + n): clamp(ip - jg + 1, 0, 8); 0 also outside the tensor
