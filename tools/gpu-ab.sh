@@ -67,14 +67,12 @@ if [ "${AB_TRAFFIC:-0}" = 1 ]; then
 fi
 [ "${AB_PROFILE:-1}" = 1 ] && fused_profiles "$B"
 
-rem=$((budget - (SECONDS - t0)))
 if [ "${AB_CHECKS:-1}" = 0 ]; then
   stage "done (AB_CHECKS=0: no tests)"
   exit 0
 fi
-if [ "${AB_TEST_B:-0}" = 1 ]; then
-  fused_checks $((rem < 30 ? 30 : rem)) "$B" "$B_B"
-else
-  fused_checks $((rem < 30 ? 30 : rem)) "$B"
-fi
+rem=$((budget - (SECONDS - t0)))
+tested=("$B")
+[ "${AB_TEST_B:-0}" = 1 ] && tested+=("$B_B")
+fused_checks $((rem < 30 ? 30 : rem)) "${tested[@]}"
 stage done
