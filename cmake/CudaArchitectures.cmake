@@ -19,6 +19,9 @@ elseif(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       list(REMOVE_DUPLICATES _local_arch)
     endif()
   endif()
+  # A compute capability 9.0 GPU (H100, H200) is built as 90a: the fused kernel's wgmma
+  # instance needs its architecture-specific features (impls/CMakeLists.txt).
+  list(TRANSFORM _local_arch REPLACE "^90$" "90a")
   if(_local_arch)
     set(CMAKE_CUDA_ARCHITECTURES "${_local_arch}")
     message(STATUS "mtabench: CUDA architectures from the local GPU: ${_local_arch}")

@@ -13,6 +13,17 @@ namespace mtabench::fused {
 
 namespace {
 
+// The wgmma instance (fused_wgmma.cuh) runs only on compute capability 9.0 and only when this
+// build compiled it (CMake sets MTABENCH_WGMMA when the architectures include 90a).
+bool wgmma_ok(const DeviceInfo* dev) {
+#ifdef MTABENCH_WGMMA
+  return dev->cc_major == 9 && dev->cc_minor == 0;
+#else
+  (void)dev;
+  return false;
+#endif
+}
+
 class Fused final : public Implementation {
  public:
   ImplInfo info() const override {
@@ -43,7 +54,7 @@ class Fused final : public Implementation {
     };
     if (make_small_plan(w, static_cast<int>(dev->smem_per_block_optin), dev->sm_count).why_not.empty())
       return fits_memory(0) ? Support::yes() : too_big(0);
-    const FusedPlan plan = make_plan(w, static_cast<int>(dev->smem_per_block_optin));
+    const FusedPlan plan = make_plan(w, static_cast<int>(dev->smem_per_block_optin), kPlanWindow, kLeadWindows, wgmma_ok(dev));
     if (!plan.why_not.empty()) return Support::no(plan.why_not);
     const double scratch = static_cast<double>(plan.partials_bytes + plan.stats_bytes) +
                            static_cast<double>(plan.items.size()) * sizeof(int4);
@@ -61,11 +72,11 @@ class Fused final : public Implementation {
     }
     // Occupancy depends only on the tiling; the item order depends on how many blocks run at
     // once, so plan twice.
-    plan_ = make_plan(w, smem);
+    plan_ = make_plan(w, smem, kPlanWindow, kLeadWindows, wgmma_ok(dev));
     const int per_sm = prepare_kernel(plan_, dtype_);
     if (per_sm < 1) throw std::runtime_error("fused: the kernel does not fit on an SM (" + plan_.describe() + ")");
     grid_ = plan_.p.local_stats ? plan_.p.n_items : std::min(plan_.p.n_items, per_sm * dev->sm_count);
-    plan_ = make_plan(w, smem, grid_);
+    plan_ = make_plan(w, smem, grid_, kLeadWindows, wgmma_ok(dev));
     FusedParams& p = plan_.p;
     MTABENCH_CUDA_CALL(cudaMalloc(&items_, plan_.items.size() * sizeof(int4)));
     MTABENCH_CUDA_CALL(cudaMemcpy(items_, plan_.items.data(), plan_.items.size() * sizeof(int4), cudaMemcpyHostToDevice));

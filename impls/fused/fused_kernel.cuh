@@ -19,16 +19,19 @@
 
 #include "impls/fused/fused_fma.cuh"
 #include "impls/fused/fused_mma.cuh"
+#include "impls/fused/fused_wgmma.cuh"
 
 namespace mtabench::fused {
 
 // ---- block set-up ------------------------------------------------------------------------------
-template <class T, bool MMA>
+template <class T, bool MMA, bool WG>
 __device__ void setup_block(const FusedParams& p, char* smem) {
   float* bias_s = reinterpret_cast<float*>(smem + p.sm_bias);
   const T* bias = static_cast<const T*>(p.bias);
   for (int o = threadIdx.x; o < (p.O + 7) / 8 * 8; o += kThreads) bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
-  if constexpr (MMA) {
+  if constexpr (WG) {
+    load_weight_cores<T>(p, smem);
+  } else if constexpr (MMA) {
     if (p.kchunk == p.ksteps) load_weight_fragments<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), 0, p.ksteps);
     // A-fragment word offsets in the probability tile for each k-step and t: the pair
     // (2t, 2t+1) and the pair (2t+8, 2t+9). Padding points at offset 0 (a finite value that
@@ -95,7 +98,7 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
 }
 
 // ---- the kernel ----------------------------------------------------------------------------------
-template <class T, bool MMA, int NT, int KT, bool NARROW>
+template <class T, bool MMA, int NT, int KT, bool NARROW, bool WG>
 __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   switch (it.x) {
     case kStatsItem: {
@@ -109,7 +112,8 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
     }
     case kConvItem:
       // The ldmatrix path with its wide tile (8 * ldsm_mtiles(NT) columns) or, NARROW, 16.
-      if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, NARROW ? 2 : LdsmMtiles<NT>::value>(p, smem, it.y, it.z, it.w);
+      if constexpr (WG) conv_item_wgmma<T, NT>(p, smem, it.y, it.z, it.w);
+      else if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, NARROW ? 2 : LdsmMtiles<NT>::value>(p, smem, it.y, it.z, it.w);
       else if constexpr (MMA) conv_item_mma<T>(p, smem, it.y, it.z, it.w);  // 1-4 heads out
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
@@ -131,13 +135,14 @@ constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 3 : 1; }
 
 // NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
 // fit in shared memory): an instance of its own, so the wide instances' code does not change.
-template <class T, bool MMA, int NT, int KT, bool NARROW = false>
+// WG: the wgmma contraction (fused_wgmma.cuh), likewise an instance of its own.
+template <class T, bool MMA, int NT, int KT, bool NARROW = false, bool WG = false>
 __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT>()) fused_kernel(const FusedParams p) {
   extern __shared__ __align__(16) char smem[];
-  setup_block<T, MMA>(p, smem);
+  setup_block<T, MMA, WG>(p, smem);
   __syncthreads();
   if (p.local_stats) {  // no dependencies between items: one item per block
-    run_item<T, MMA, NT, KT, NARROW>(p, smem, p.items[blockIdx.x]);
+    run_item<T, MMA, NT, KT, NARROW, WG>(p, smem, p.items[blockIdx.x]);
     return;
   }
   // The next item, taken during this one so its two round trips (the ticket, then the item)
@@ -156,7 +161,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT>()) fused_kernel(
     __syncthreads();
     if (cur.x < 0) break;
     if (threadIdx.x == kThreads - 1) take_next();
-    run_item<T, MMA, NT, KT, NARROW>(p, smem, cur);
+    run_item<T, MMA, NT, KT, NARROW, WG>(p, smem, cur);
     __syncthreads();
   }
   // The last block out resets the counters for the next call (graph replays included).

@@ -12,7 +12,10 @@ namespace {
 using KernelFn = void (*)(FusedParams);
 
 template <class T>
-KernelFn mma_kernel(int nt, bool narrow) {
+KernelFn mma_kernel(int nt, bool narrow, bool wgmma) {
+  if (wgmma) return nt == 2 ? fused_kernel<T, true, 2, 0, false, true>
+                  : nt == 4 ? fused_kernel<T, true, 4, 0, false, true>
+                            : fused_kernel<T, true, 8, 0, false, true>;
   if (narrow && nt == 2) return fused_kernel<T, true, 2, 0, true>;
   if (narrow && nt == 4) return fused_kernel<T, true, 4, 0, true>;
   switch (nt) {  // (nt 8: its wide tile is the 16-column one)
@@ -34,8 +37,8 @@ KernelFn fma_kernel(int kt) {
 
 KernelFn pick(const FusedPlan& plan, DType dtype) {
   switch (dtype) {
-    case DType::bf16: return mma_kernel<__nv_bfloat16>(plan.p.NT, plan.p.ldsm && plan.p.TJ == 16);
-    case DType::fp16: return mma_kernel<__half>(plan.p.NT, plan.p.ldsm && plan.p.TJ == 16);
+    case DType::bf16: return mma_kernel<__nv_bfloat16>(plan.p.NT, plan.p.ldsm && plan.p.TJ == 16, plan.p.wgmma);
+    case DType::fp16: return mma_kernel<__half>(plan.p.NT, plan.p.ldsm && plan.p.TJ == 16, plan.p.wgmma);
     case DType::fp32: return fma_kernel(plan.KT);
   }
   throw std::logic_error("fused: unknown dtype");

@@ -61,6 +61,12 @@ struct FusedParams {
   int ksteps;  // k-steps of 16 over the contraction K*KW*Cp (padded)
   int Kreal;   // K*KW*Cp, the unpadded contraction length
   int kchunk;  // k-steps of weight fragments held in shared memory at a time (= ksteps: all)
+  // wgmma (sm_90a, heads_in a multiple of 16, all weights in shared memory): the probability
+  // tile is channel-chunk-major, [c / 8][row][column] x 16 bytes, chunks cstride bytes apart, so
+  // a tap's im2col shift is a descriptor's start address; the weights are no-swizzle core
+  // matrices [k-step][k half][n-tile][8 heads][8 k] (fused_wgmma.cuh). TJ = 64: one m64 tile
+  // per row.
+  int wgmma, cstride;
   int CG;      // fp32 path: channels per probability tile
   int w_global;  // fp32 path: weights read from global memory (too many for shared memory)
   int local_stats;  // each block computes the statistics of the rows it needs (small seq)

@@ -33,11 +33,11 @@ int zero_chunks(const FusedParams& p, int q) {
 
 std::string FusedPlan::describe() const {
   return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} Cp={} NT={} ksteps={} kchunk={} smem={}B",
-                     !mma ? "fma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
+                     !mma ? "fma" : p.wgmma ? "wgmma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
                      p.kchunk, p.sm_total);
 }
 
-FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_windows) {
+FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_windows, bool wgmma_ok) {
   FusedPlan plan;
   FusedParams& p = plan.p;
   plan.mma = w.dtype != DType::fp32;
@@ -149,7 +149,38 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
         if (layout(tj, kc)) return true;
     return false;
   };
-  if (plan.mma) {
+  // wgmma (fused_wgmma.cuh): the ldmatrix path's contraction with both operands in shared
+  // memory, when heads_in is a multiple of 16 (a k-step is two 8-channel chunks at one tap) and
+  // the whole tile and all the weights fit: TJ = 64 (one m64 tile per row), no staging tile (the
+  // accumulators are stored to y directly).
+  auto wgmma_layout = [&]() {
+    p.TJ = 64;
+    p.PW = p.TJ + 16;
+    p.kchunk = p.ksteps;
+    int off = 0;
+    p.sm_w = off;
+    off += p.ksteps * p.NT * 256;  // [k-step][k half][n-tile] core matrices of 128 bytes
+    p.sm_bias = off;
+    off += align16(((p.O + 7) / 8 * 8) * 4);
+    p.sm_koff = off;
+    off += align16(p.ksteps * 4);
+    p.sm_stats = off;
+    off += align16(halo_rows * p.C * 8);
+    // A chunk's stride is 16 bytes past a multiple of 128, so the fill's stores of one
+    // column's 8-channel chunks fall in different banks.
+    p.cstride = (halo_rows * p.PW + 7) / 8 * 8 * 16 + 16;
+    p.sm_p = off;
+    off += (p.Cp / 8) * p.cstride;
+    p.sm_y = p.sm_p;
+    p.yhp = 0;
+    p.sm_total = off;
+    return off <= smem_optin;
+  };
+  p.wgmma = 0;
+  if (plan.mma && wgmma_ok && p.ldsm && p.Cp % 16 == 0 && wgmma_layout()) {
+    p.wgmma = 1;
+    fits = true;
+  } else if (plan.mma) {
     fits = search();
     // Many channels and 1-4 heads out: the interleave's 128-column tile does not fit; the
     // ldmatrix path's 16-column one does (for every heads_in <= 64, k <= 11).

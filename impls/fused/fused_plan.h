@@ -23,8 +23,12 @@ struct FusedPlan {
 };
 
 // `window`: how many blocks run at once (the grid); statistics are ordered at least
-// lead_windows times that many items ahead of the first tile that waits for them.
-FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = 264, int lead_windows = 4);
+// lead_windows times that many items ahead of the first tile that waits for them (4: v4; 2
+// measured the same, 1 slower, JOURNAL.md v11). `wgmma_ok`: the device and the binary can run
+// the sm_90a wgmma instance (fused_wgmma.cuh).
+constexpr int kPlanWindow = 264, kLeadWindows = 4;
+FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = kPlanWindow,
+                    int lead_windows = kLeadWindows, bool wgmma_ok = false);
 
 // The small-seq path (fused_small.cuh): used when why_not is empty.
 struct SmallPlan {

@@ -184,13 +184,15 @@ __device__ void store_staging(const FusedParams& p, const T* ys, int b, long lon
 // (v3 loaded 2 bytes per lane per (row, channel): ~44 dependent L2 round trips per tile at 32
 // channels). Tile column 0 is output column j0 - 8. Four tasks per thread are loaded before any
 // is used. Task indices are split with float reciprocals (exact for indices below 2^20).
+// CHUNKED (the wgmma path): the tile is [c / 8][row][column] x 8 channels, chunks p.cstride bytes
+// apart, instead of channel-last with a column pitch.
 __device__ __forceinline__ int div_small(int x, float inv) { return static_cast<int>((x + 0.5f) * inv); }
 
-template <class T>
+template <class T, bool CHUNKED = false>
 __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, int b, long long i0, long long j0) {
   constexpr int U = 4;
   const int nv = p.TJ / 8 + 2, halo_rows = p.R + 2 * p.r, tasks = halo_rows * nv * p.Cp;
-  const int pitch_h = 2 * p.pitch_w;
+  const int pitch_h = CHUNKED ? 8 : 2 * p.pitch_w;  // elements from one column to the next
   const float icp = 1.f / p.Cp, inv = 1.f / nv;
   const T* scores = static_cast<const T*>(p.scores);
   #pragma unroll 1
@@ -204,7 +206,8 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
       const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
       const bool ok = task < tasks && c < p.C && ip >= 0 && ip < p.S && jg >= 0;
       n[u] = ok ? static_cast<int>(min(ip - jg + 1, 8ll)) : 0;  // columns up to the diagonal
-      dst_at[u] = (pr * p.PW + 8 * v) * pitch_h + c;
+      dst_at[u] = CHUNKED ? (c >> 3) * (p.cstride / 2) + (pr * p.PW + 8 * v) * 8 + (c & 7)
+                          : (pr * p.PW + 8 * v) * pitch_h + c;
       st_at[u] = pr * p.C + c;
       if (n[u] > 0) {
         const T* src = scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S + jg;

@@ -119,6 +119,21 @@ TEST(FusedGpu, LdmatrixPathCorners) {
                               {5, 777, 1, 12, 8, DType::bf16}});
 }
 
+// The wgmma instance (sm_90a; the plan test WgmmaPathTakesTheseShapes pins that these shapes take
+// it when allowed): k 1 to 11, 16 to 48 channels, 8 to 64 heads out (n-tiles of 2, 4 and 8),
+// seq not a multiple of 8, several bands and batches.
+TEST(FusedGpu, WgmmaPathCorners) {
+  MTABENCH_REQUIRE_GPU();
+#ifndef MTABENCH_WGMMA
+  GTEST_SKIP() << "built without sm_90a (the wgmma instance is not compiled)";
+#else
+  expect_shapes_pass("wgmma", {{1, 300, 1, 16, 5, DType::bf16},   {3, 520, 2, 32, 32, DType::fp16},
+                               {7, 300, 1, 32, 32, DType::bf16},  {5, 777, 1, 48, 17, DType::bf16},
+                               {3, 1000, 1, 32, 64, DType::fp16}, {11, 264, 1, 16, 8, DType::bf16},
+                               {5, 301, 2, 16, 12, DType::fp16}});
+#endif
+}
+
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
   MTABENCH_REQUIRE_GPU();
   RunOptions opt = quick_options(/*verify_only=*/false);

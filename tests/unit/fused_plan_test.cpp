@@ -17,9 +17,9 @@ namespace {
 // The shared test workload builder, under this file's short name.
 constexpr auto shape = &testing::make_workload;
 
-void check_plan(const Workload& w) {
-  SCOPED_TRACE(w.shape_string());
-  const FusedPlan plan = make_plan(w, 227 * 1024);
+void check_plan(const Workload& w, bool wgmma_ok = false) {
+  SCOPED_TRACE(w.shape_string() + (wgmma_ok ? " (wgmma allowed)" : ""));
+  const FusedPlan plan = make_plan(w, 227 * 1024, kPlanWindow, kLeadWindows, wgmma_ok);
   ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
   const FusedParams& p = plan.p;
   ASSERT_EQ(p.n_items, static_cast<int>(plan.items.size()));
@@ -39,6 +39,22 @@ void check_plan(const Workload& w) {
     EXPECT_LE(p.col0 - (p.r & 1) + p.TJ - p.H + 2 * p.NPAIR, p.PW);
     EXPECT_EQ(p.NCH, p.K * p.NPAIR);
     EXPECT_EQ(p.ksteps, (p.NCH + 1) / 2);
+  }
+  if (p.wgmma) {
+    // fused_wgmma.cuh: one m64 tile per row; a k-step is two 8-channel chunks at one tap; the
+    // chunk stride (the A descriptor's leading byte offset) is 16 bytes past a multiple of 128
+    // (conflict-free fill stores) and, like every shared-memory address, fits a descriptor's
+    // 14-bit field of 16-byte units.
+    EXPECT_TRUE(wgmma_ok);
+    EXPECT_EQ(p.ldsm, 1);
+    EXPECT_EQ(p.TJ, 64);
+    EXPECT_EQ(p.Cp % 16, 0);
+    EXPECT_EQ(2 * p.ksteps, p.NCH);
+    EXPECT_EQ(p.cstride % 128, 16);
+    EXPECT_GE(p.cstride, (p.R + 2 * p.r) * p.PW * 16);
+    EXPECT_LE(p.sm_p + p.Cp / 8 * p.cstride, p.sm_total);
+    EXPECT_GE(p.sm_bias, p.sm_w + p.ksteps * p.NT * 256);
+    EXPECT_LT(p.sm_total, 16384 * 16);
   }
   if (plan.mma && !p.ldsm) {
     // The interleave's staging tile: a head 8 banks (mod 32) from the next, so the four t lanes
@@ -92,7 +108,9 @@ TEST(FusedPlan, ShippedShapes) {
   check_plan(shape(3, 4096, 2, 4, 4, DType::bf16));
   check_plan(shape(3, 4096, 2, 4, 4, DType::fp32));
   check_plan(shape(5, 2048, 4, 16, 16, DType::bf16));
+  check_plan(shape(5, 2048, 4, 16, 16, DType::bf16), true);
   check_plan(shape(7, 4096, 1, 32, 32, DType::bf16));
+  check_plan(shape(7, 4096, 1, 32, 32, DType::bf16), true);
   check_plan(shape(5, 777, 3, 8, 12, DType::fp16));
 }
 
@@ -114,7 +132,8 @@ TEST(FusedPlan, RandomShapes) {
   for (int n = 0; n < 60; ++n) {
     const int k = 1 + 2 * static_cast<int>(rng() % 6);
     check_plan(shape(k, seqs[rng() % 11], 1 + rng() % 3, 1 + rng() % 64, 1 + rng() % 64,
-                     static_cast<DType>(rng() % 3)));
+                     static_cast<DType>(rng() % 3)),
+               n % 2 == 1);
   }
 }
 
@@ -266,6 +285,35 @@ TEST(FusedPlan, LdmatrixPathTakesTheseShapes) {
   EXPECT_EQ(six_chunks.p.NT, 4);
   EXPECT_EQ(six_chunks.p.TJ, 32);
   EXPECT_EQ(plan(5, 777, 12, 8, DType::bf16).p.ldsm, 1);
+}
+
+// The wgmma instance (sm_90a) takes heads_in a multiple of 16 with more than 4 heads out when
+// the tile and all the weights fit, and only when allowed.
+TEST(FusedPlan, WgmmaPathTakesTheseShapes) {
+  auto plan = [](int k, int hin, int hout, bool ok) {
+    return make_plan(shape(k, 4096, 1, hin, hout, DType::bf16), 227 * 1024, kPlanWindow, kLeadWindows, ok).p;
+  };
+  EXPECT_EQ(plan(7, 32, 32, true).wgmma, 1);
+  EXPECT_EQ(plan(7, 32, 32, true).ksteps, 98);  // 49 taps x 2 chunk pairs
+  EXPECT_EQ(plan(5, 16, 16, true).wgmma, 1);
+  EXPECT_EQ(plan(7, 32, 32, false).wgmma, 0);  // not allowed: the ldmatrix path
+  EXPECT_EQ(plan(7, 32, 32, false).ldsm, 1);
+  EXPECT_EQ(plan(7, 24, 32, true).wgmma, 0);   // heads_in not a multiple of 16
+  EXPECT_EQ(plan(3, 16, 4, true).wgmma, 0);    // 4 heads out: the interleave path
+  EXPECT_EQ(plan(11, 64, 64, true).wgmma, 0);  // 1.9 MB of weights: the ldmatrix path
+  // FusedGpu.WgmmaPathCorners' shapes (n-tiles 2, 4, 8).
+  auto shape_plan = [](int k, long long seq, int batch, int hin, int hout, DType t) {
+    return make_plan(shape(k, seq, batch, hin, hout, t), 227 * 1024, kPlanWindow, kLeadWindows, true).p;
+  };
+  EXPECT_EQ(shape_plan(1, 300, 1, 16, 5, DType::bf16).wgmma, 1);
+  EXPECT_EQ(shape_plan(3, 520, 2, 32, 32, DType::fp16).wgmma, 1);
+  EXPECT_EQ(shape_plan(7, 300, 1, 32, 32, DType::bf16).wgmma, 1);
+  EXPECT_EQ(shape_plan(5, 777, 1, 48, 17, DType::bf16).NT, 4);
+  EXPECT_EQ(shape_plan(5, 777, 1, 48, 17, DType::bf16).wgmma, 1);
+  EXPECT_EQ(shape_plan(3, 1000, 1, 32, 64, DType::fp16).NT, 8);
+  EXPECT_EQ(shape_plan(3, 1000, 1, 32, 64, DType::fp16).wgmma, 1);
+  EXPECT_EQ(shape_plan(11, 264, 1, 16, 8, DType::bf16).wgmma, 1);
+  EXPECT_EQ(shape_plan(5, 301, 2, 16, 12, DType::fp16).wgmma, 1);
 }
 
 // The support range: heads_in and heads_out 1-64 for every odd k to 11 and every dtype

@@ -1,0 +1,194 @@
+#pragma once
+// The wgmma (sm_90a) contraction for many heads (design: JOURNAL.md, "Next for many heads"). Both
+// operands come from shared memory through matrix descriptors, no swizzle:
+//   A (64 positions x 16 of (tap, channel)): the probability tile stored channel-chunk-major,
+//     [c / 8][row][column] x 16 bytes (fill_channels<T, true>), so 8 consecutive columns at one
+//     tap are one 128-byte core matrix; the tap's im2col shift is the descriptor's start
+//     address, the next 8 positions are SBO = 128 bytes on, the k-step's second 8 channels
+//     LBO = p.cstride on.
+//   B (16 of (tap, channel) x N heads): core matrices of 8 heads x 8 k, [k-step][k half]
+//     [n-tile][head][k], written once per block (load_weight_cores); SBO = 128 (next 8 heads),
+//     LBO = NT * 128 (the k-step's second half).
+// A block's two warp groups take 8 tile rows each (one m64 tile per row, TJ = 64), MT rows at a
+// time; each issues every k-step's wgmma for its MT tiles, then waits once, and stores its
+// accumulators straight to y (no staging tile: the weights and the tile fill shared memory).
+// Compiled only where the target has the sm_90a features; the plan selects it only then.
+#include "impls/fused/fused_mma.cuh"
+
+namespace mtabench::fused {
+
+// ---- descriptors and instructions ------------------------------------------------------------
+// Matrix descriptor (PTX ISA, asynchronous warpgroup matrix descriptor): start address, leading
+// and stride byte offsets, each >> 4 in 14 bits; base offset 0 and swizzle mode 0 (none).
+__device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned lbo, unsigned sbo) {
+  return static_cast<unsigned long long>((addr >> 4) & 0x3FFFu) |
+         static_cast<unsigned long long>((lbo >> 4) & 0x3FFFu) << 16 |
+         static_cast<unsigned long long>((sbo >> 4) & 0x3FFFu) << 32;
+}
+
+// D += A * B for one m64nNk16 step of a warp group, fp32 accumulators (N / 2 per thread).
+template <class T, int N>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], unsigned long long a, unsigned long long b);
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+template <>
+__device__ __forceinline__ void wgmma_m64k16<__nv_bfloat16, 16>(float (&d)[8], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(a), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<__nv_bfloat16, 32>(float (&d)[16], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(a), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<__nv_bfloat16, 64>(float (&d)[32], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<__half, 16>(float (&d)[8], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(a), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<__half, 32>(float (&d)[16], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(a), "l"(b), "r"(1));
+}
+template <>
+__device__ __forceinline__ void wgmma_m64k16<__half, 64>(float (&d)[32], unsigned long long a, unsigned long long b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
+      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(1));
+}
+#endif
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmmas.
+template <int N>
+__device__ __forceinline__ void fence_acc(float (&d)[N]) {
+#pragma unroll
+  for (int x = 0; x < N; ++x) asm volatile("" : "+f"(d[x])::"memory");
+}
+
+// ---- block set-up ------------------------------------------------------------------------------
+// The weights as B core matrices: 16-bit element e = (((s * 2 + half) * NT + nt) * 8 + n) * 8 + k
+// holds weight_bits(k-step s's k index half * 8 + k, head nt * 8 + n). And koff[s]: the byte
+// offset of k-step s's first chunk (tap (u, v), channel chunk cg) from a position's column.
+template <class T>
+__device__ void load_weight_cores(const FusedParams& p, char* smem) {
+  unsigned short* wc = reinterpret_cast<unsigned short*>(smem + p.sm_w);
+  #pragma unroll 1
+  for (int e = threadIdx.x; e < p.ksteps * 2 * p.NT * 64; e += kThreads) {
+    const int k = e & 7, n = (e >> 3) & 7, rest = e >> 6;
+    const int nt = rest % p.NT, sh = rest / p.NT;
+    wc[e] = static_cast<unsigned short>(weight_bits<T>(p, (sh >> 1) * 16 + (sh & 1) * 8 + k, nt * 8 + n));
+  }
+  int* koff = reinterpret_cast<int*>(smem + p.sm_koff);
+  #pragma unroll 1
+  for (int s = threadIdx.x; s < p.ksteps; s += kThreads) {
+    const KIndex x = split_k(p, s * 16);  // chunk 2s: channels x.c .. x.c + 15 at tap (u, v)
+    koff[s] = (x.c >> 3) * p.cstride + (x.u * p.PW + x.v) * 16;
+  }
+}
+
+// ---- conv item ---------------------------------------------------------------------------------
+// Tile rows per warp group and pass: the accumulators of MT m64 tiles (MT * 4 NT registers).
+template <int NT>
+struct WgmmaRows {
+  static constexpr int value = NT <= 2 ? 8 : NT == 4 ? 4 : 2;
+};
+
+template <class T, int NT>
+__device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, int tile) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int N = NT * 8, MT = WgmmaRows<NT>::value;
+  const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
+  tile_stats<T>(p, smem, b, i0);
+  fill_channels<T, true>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), reinterpret_cast<T*>(smem + p.sm_p),
+                         b, i0, j0);
+  // The tile (and, before the first item, the weights) were written by ordinary stores; the
+  // wgmmas read them through the async proxy.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+
+  const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
+  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
+  const int wg = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
+  const unsigned w_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_w));
+  const unsigned long long bdesc0 = smem_desc(w_addr, NT * 128, 128);
+  const unsigned long long adesc0 = smem_desc(tile_addr, p.cstride, 128);
+  T* y = static_cast<T*>(p.y);
+  #pragma unroll 1
+  for (int r0 = wg * 8; r0 < wg * 8 + 8; r0 += MT) {
+    float acc[MT][N / 2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int x = 0; x < N / 2; ++x) acc[mt][x] = 0.f;
+    wgmma_fence();
+    #pragma unroll 1
+    for (int s = 0; s < p.ksteps; ++s) {
+      const unsigned long long bdesc = bdesc0 + static_cast<unsigned>((s * NT * 256) >> 4);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        // Output row r0 + mt, columns 0..63: window row (r0 + mt + u), tile column col0 + v.
+        const unsigned off = static_cast<unsigned>(((r0 + mt) * p.PW + p.col0) * 16 + koff[s]);
+        wgmma_m64k16<T, N>(acc[mt], adesc0 + (off >> 4), bdesc);
+      }
+    }
+    wgmma_commit();
+    wgmma_wait_all();
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) fence_acc(acc[mt]);
+    // Accumulator x of n-tile nt: position 16 w + g + 8 (x >> 1 & 1), head nt * 8 + 2 t + (x & 1).
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+      const long long i = i0 + r0 + mt;
+      if (i >= p.S) break;
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const long long j = j0 + 16 * w + g + 8 * ((x >> 1) & 1);
+          const int o = nt * 8 + 2 * t + (x & 1);
+          if (o < p.O && j < p.S)
+            y[((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j] =
+                from_f<T>(j <= i ? acc[mt][nt * 4 + x] + bias_s[o] : 0.f);
+        }
+    }
+  }
+  __syncthreads();  // the tile is refilled by the next item
+#else
+  __trap();  // never planned without sm_90a (make_plan's wgmma_ok)
+#endif
+}
+
+}  // namespace mtabench::fused
