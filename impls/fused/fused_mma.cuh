@@ -1,6 +1,7 @@
 #pragma once
 // The fused kernel's tensor-core contraction: mma.sync m16n8k16, the contraction index and
 // weight fragments, and the two conv items (column interleave for 1-4 heads out, ldmatrix).
+#include "impls/fused/fused_contraction.h"
 #include "impls/fused/fused_stats.cuh"
 #include "impls/fused/fused_tiles.cuh"
 
@@ -28,43 +29,6 @@ __device__ __forceinline__ void ldmatrix_x4(unsigned (&a)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
                : "r"(addr));
-}
-
-// Contraction index kk (over window rows u, window columns v < KW, channels c; channels
-// fastest) to its parts.
-struct KIndex {
-  int u, v, c;
-  bool pad;
-};
-__device__ __forceinline__ KIndex split_k(const FusedParams& p, int kk) {
-  KIndex x;
-  if (p.fill4) {  // chunks of two columns x four channels, (u, column pair) with pairs fastest
-    const int ch = kk >> 3, e = kk & 7;
-    x.pad = ch >= p.NCH;
-    const int cc = x.pad ? 0 : ch;
-    x.u = cc / p.NPAIR;
-    // Window column: the row's chunks start one column early when r is odd (-1 meets a zero
-    // weight, as do columns past KW).
-    x.v = 2 * (cc - x.u * p.NPAIR) + (e >> 2) - (p.r & 1);
-    x.c = e & 3;
-    return x;
-  }
-  if (p.ldsm) {  // chunks of 8 channels at one tap, (u, v, channel group) with groups fastest
-    const int ch = kk >> 3, G = p.Cp >> 3;
-    x.pad = ch >= p.NCH;
-    const int cc = x.pad ? 0 : ch, uv = cc / G;
-    x.c = (cc - uv * G) * 8 + (kk & 7);
-    x.u = uv / p.K;
-    x.v = uv - x.u * p.K;
-    return x;
-  }
-  x.pad = kk >= p.Kreal;
-  const int kc = x.pad ? 0 : kk;
-  const int uv = kc / p.Cp;
-  x.c = kc - uv * p.Cp;
-  x.u = uv / p.KW;
-  x.v = uv - x.u * p.KW;
-  return x;
 }
 
 // Weight element of the contraction: B[kk][n] = weight[o][c][u][v - h] for n = (o, h), 0 in

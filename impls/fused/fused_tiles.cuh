@@ -2,6 +2,7 @@
 // The fused kernel's shared-memory tiles: the probability tile fills (generic, four-channel
 // vector, channel-lane vector for the ldmatrix path) and the y staging tile's copy to y.
 #include "impls/fused/fused_common.cuh"
+#include "impls/fused/fused_contraction.h"
 
 namespace mtabench::fused {
 
@@ -206,8 +207,7 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
       const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
       const bool ok = task < tasks && c < p.C && ip >= 0 && ip < p.S && jg >= 0;
       n[u] = ok ? static_cast<int>(min(ip - jg + 1, 8ll)) : 0;  // columns up to the diagonal
-      dst_at[u] = CHUNKED ? (c >> 3) * (p.cstride / 2) + (pr * p.PW + 8 * v) * 8 + (c & 7)
-                          : (pr * p.PW + 8 * v) * pitch_h + c;
+      dst_at[u] = CHUNKED ? chunked_offset(p, pr, 8 * v, c) / 2 : (pr * p.PW + 8 * v) * pitch_h + c;
       st_at[u] = pr * p.C + c;
       if (n[u] > 0) {
         const T* src = scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S + jg;

@@ -98,24 +98,21 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 }
 
 // ---- block set-up ------------------------------------------------------------------------------
-// The weights as B core matrices: 16-bit element e = (((s * 2 + half) * NT + nt) * 8 + n) * 8 + k
-// holds weight_bits(k-step s's k index half * 8 + k, head nt * 8 + n). And koff[s]: the byte
-// offset of k-step s's first chunk (tap (u, v), channel chunk cg) from a position's column.
+// The weights as B core matrices (wgmma_b_offset, fused_contraction.h), and koff[s]: the byte
+// offset of k-step s's first chunk (tap (u, v), channel chunk) from a row's first column.
 template <class T>
 __device__ void load_weight_cores(const FusedParams& p, char* smem) {
-  unsigned short* wc = reinterpret_cast<unsigned short*>(smem + p.sm_w);
+  char* wc = smem + p.sm_w;
+  const int N = p.NT * 8;
   #pragma unroll 1
-  for (int e = threadIdx.x; e < p.ksteps * 2 * p.NT * 64; e += kThreads) {
-    const int k = e & 7, n = (e >> 3) & 7, rest = e >> 6;
-    const int nt = rest % p.NT, sh = rest / p.NT;
-    wc[e] = static_cast<unsigned short>(weight_bits<T>(p, (sh >> 1) * 16 + (sh & 1) * 8 + k, nt * 8 + n));
+  for (int e = threadIdx.x; e < p.ksteps * 16 * N; e += kThreads) {
+    const int s = e / (16 * N), n = (e >> 4) % N, k = e & 15;  // e = (s N + n) 16 + k
+    *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, s, k, n)) =
+        static_cast<unsigned short>(weight_bits<T>(p, s * 16 + k, n));
   }
   int* koff = reinterpret_cast<int*>(smem + p.sm_koff);
   #pragma unroll 1
-  for (int s = threadIdx.x; s < p.ksteps; s += kThreads) {
-    const KIndex x = split_k(p, s * 16);  // chunk 2s: channels x.c .. x.c + 15 at tap (u, v)
-    koff[s] = (x.c >> 3) * p.cstride + (x.u * p.PW + x.v) * 16;
-  }
+  for (int s = threadIdx.x; s < p.ksteps; s += kThreads) koff[s] = wgmma_koff(p, s);
 }
 
 // ---- conv item ---------------------------------------------------------------------------------
@@ -143,8 +140,8 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
   const int wg = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
   const unsigned w_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_w));
-  const unsigned long long bdesc0 = smem_desc(w_addr, NT * 128, 128);
-  const unsigned long long adesc0 = smem_desc(tile_addr, p.cstride, 128);
+  const unsigned long long bdesc0 = smem_desc(w_addr, wgmma_b_lbo(p), kWgmmaSbo);
+  const unsigned long long adesc0 = smem_desc(tile_addr, wgmma_a_lbo(p), kWgmmaSbo);
   T* y = static_cast<T*>(p.y);
   #pragma unroll 1
   for (int r0 = wg * 8; r0 < wg * 8 + 8; r0 += MT) {
@@ -156,11 +153,11 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
     wgmma_fence();
     #pragma unroll 1
     for (int s = 0; s < p.ksteps; ++s) {
-      const unsigned long long bdesc = bdesc0 + static_cast<unsigned>((s * NT * 256) >> 4);
+      const unsigned long long bdesc = bdesc0 + static_cast<unsigned>(wgmma_b_start(p, s) >> 4);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
         // Output row r0 + mt, columns 0..63: window row (r0 + mt + u), tile column col0 + v.
-        const unsigned off = static_cast<unsigned>(((r0 + mt) * p.PW + p.col0) * 16 + koff[s]);
+        const unsigned off = static_cast<unsigned>(wgmma_row_offset(p, r0 + mt) + koff[s]);
         wgmma_m64k16<T, N>(acc[mt], adesc0 + (off >> 4), bdesc);
       }
     }

@@ -1,6 +1,7 @@
 // The fused kernel's work plan, checked on the host: the items cover every output column of
 // every band exactly once, statistics come in full sets, and every item that waits comes after
 // everything it waits for (the kernel's deadlock freedom rests on that order).
+#include "impls/fused/fused_contraction.h"
 #include "impls/fused/fused_plan.h"
 #include "tests/test_workload.h"
 
@@ -314,6 +315,44 @@ TEST(FusedPlan, WgmmaPathTakesTheseShapes) {
   EXPECT_EQ(shape_plan(3, 1000, 1, 32, 64, DType::fp16).wgmma, 1);
   EXPECT_EQ(shape_plan(11, 264, 1, 16, 8, DType::bf16).wgmma, 1);
   EXPECT_EQ(shape_plan(5, 301, 2, 16, 12, DType::fp16).wgmma, 1);
+}
+
+// The wgmma path's addressing, checked against the PTX ISA's canonical K-major, no-swizzle layout
+// of a descriptor (element (r, k) of an operand with 16-byte rows: start + (r % 8) * 16 +
+// (r / 8) * SBO + (k % 8) * 2 + (k / 8) * LBO): every A element a k-step's wgmma reads for output
+// row rho, position m, is the probability the fill wrote for window row rho + u, tile column
+// col0 + m + v, channel c of that k index; every B element is where the weights were written.
+TEST(FusedPlan, WgmmaDescriptorsReadWhatTheFillWrote) {
+  auto canonical = [](int start, int lbo, int sbo, int r, int k) {
+    return start + (r % 8) * 16 + (r / 8) * sbo + (k % 8) * 2 + (k / 8) * lbo;
+  };
+  for (const Workload& w : {shape(7, 4096, 1, 32, 32, DType::bf16), shape(11, 264, 1, 16, 8, DType::bf16),
+                            shape(3, 1000, 1, 32, 64, DType::fp16), shape(3, 777, 1, 48, 17, DType::bf16)}) {
+    SCOPED_TRACE(w.shape_string());
+    const FusedParams p = make_plan(w, 227 * 1024, kPlanWindow, kLeadWindows, true).p;
+    ASSERT_EQ(p.wgmma, 1);
+    int mismatches = 0;
+    for (int s = 0; s < p.ksteps; ++s)
+      for (int k = 0; k < 16; ++k) {
+        const KIndex x = split_k(p, s * 16 + k);
+        ASSERT_FALSE(x.pad);
+        for (int rho = 0; rho < p.R; rho += 5)
+          for (int m = 0; m < 64; ++m) {
+            const int read = canonical(wgmma_row_offset(p, rho) + wgmma_koff(p, s), wgmma_a_lbo(p), kWgmmaSbo, m, k);
+            const int wrote = chunked_offset(p, rho + x.u, p.col0 + m + x.v, x.c);
+            if (read != wrote && ++mismatches <= 3)
+              ADD_FAILURE() << "A: k-step " << s << " k " << k << " row " << rho << " position " << m;
+          }
+        for (int n = 0; n < p.NT * 8; ++n)
+          if (canonical(wgmma_b_start(p, s), wgmma_b_lbo(p), kWgmmaSbo, n, k) != wgmma_b_offset(p, s, k, n) &&
+              ++mismatches <= 3)
+            ADD_FAILURE() << "B: k-step " << s << " k " << k << " head " << n;
+      }
+    EXPECT_EQ(mismatches, 0);
+    // Everything read lies in the tile: the last window row and column, the last channel.
+    EXPECT_LE(chunked_offset(p, p.R - 1 + 2 * p.r, p.col0 + 63 + 2 * p.r, p.Cp - 1) + 2, (p.Cp / 8) * p.cstride);
+    EXPECT_LE(p.col0 + 63 + 2 * p.r, p.PW - 1);
+  }
 }
 
 // The support range: heads_in and heads_out 1-64 for every odd k to 11 and every dtype

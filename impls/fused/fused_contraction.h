@@ -1,0 +1,77 @@
+#pragma once
+// The contraction index and the wgmma path's shared-memory addressing, as plain functions of the
+// plan's parameters: the kernel calls them, and the plan test checks on the host that the
+// descriptors' canonical layout reads what the fill wrote (tests/unit/fused_plan_test.cpp).
+#include "impls/fused/fused_params.h"
+
+#ifdef __CUDACC__
+#define MTABENCH_HD __host__ __device__
+#else
+#define MTABENCH_HD
+#endif
+
+namespace mtabench::fused {
+
+// Contraction index kk (over window rows u, window columns v < KW, channels c; channels
+// fastest) to its parts.
+struct KIndex {
+  int u, v, c;
+  bool pad;
+};
+MTABENCH_HD inline KIndex split_k(const FusedParams& p, int kk) {
+  KIndex x;
+  if (p.fill4) {  // chunks of two columns x four channels, (u, column pair) with pairs fastest
+    const int ch = kk >> 3, e = kk & 7;
+    x.pad = ch >= p.NCH;
+    const int cc = x.pad ? 0 : ch;
+    x.u = cc / p.NPAIR;
+    // Window column: the row's chunks start one column early when r is odd (-1 meets a zero
+    // weight, as do columns past KW).
+    x.v = 2 * (cc - x.u * p.NPAIR) + (e >> 2) - (p.r & 1);
+    x.c = e & 3;
+    return x;
+  }
+  if (p.ldsm) {  // chunks of 8 channels at one tap, (u, v, channel group) with groups fastest
+    const int ch = kk >> 3, G = p.Cp >> 3;
+    x.pad = ch >= p.NCH;
+    const int cc = x.pad ? 0 : ch, uv = cc / G;
+    x.c = (cc - uv * G) * 8 + (kk & 7);
+    x.u = uv / p.K;
+    x.v = uv - x.u * p.K;
+    return x;
+  }
+  x.pad = kk >= p.Kreal;
+  const int kc = x.pad ? 0 : kk;
+  const int uv = kc / p.Cp;
+  x.c = kc - uv * p.Cp;
+  x.u = uv / p.KW;
+  x.v = uv - x.u * p.KW;
+  return x;
+}
+
+// ---- wgmma path (fused_wgmma.cuh) ------------------------------------------------------------
+// Byte offset in the channel-chunk-major probability tile of (tile row, tile column, channel).
+MTABENCH_HD inline int chunked_offset(const FusedParams& p, int row, int col, int c) {
+  return (c >> 3) * p.cstride + (row * p.PW + col) * 16 + (c & 7) * 2;
+}
+// The wgmma A descriptor's start for output row rho's m64 tile (columns j0 .. j0 + 63) at k-step
+// s, from the tile's start: wgmma_row_offset(rho) + wgmma_koff(s), i.e. window row rho + u, tile
+// column col0 + v, the k-step's first channel chunk.
+MTABENCH_HD inline int wgmma_row_offset(const FusedParams& p, int rho) { return (rho * p.PW + p.col0) * 16; }
+MTABENCH_HD inline int wgmma_koff(const FusedParams& p, int s) {
+  const KIndex x = split_k(p, s * 16);
+  return chunked_offset(p, x.u, x.v, x.c);
+}
+// The descriptors' byte offsets (PTX ISA, K-major, no swizzle: SBO from 8 rows to the next 8, LBO
+// from the first 8 k to the next 8): A's rows are positions 16 bytes apart, its second 8 k the
+// next channel chunk; B's rows are heads, its second 8 k NT core matrices on.
+MTABENCH_HD inline int wgmma_a_lbo(const FusedParams& p) { return p.cstride; }
+MTABENCH_HD inline int wgmma_b_lbo(const FusedParams& p) { return p.NT * 128; }
+constexpr int kWgmmaSbo = 128;
+MTABENCH_HD inline int wgmma_b_start(const FusedParams& p, int s) { return s * p.NT * 256; }
+// Byte offset of B element (k index k of k-step s, head n) in the weights' core matrices.
+MTABENCH_HD inline int wgmma_b_offset(const FusedParams& p, int s, int k, int n) {
+  return ((((s * 2 + (k >> 3)) * p.NT + (n >> 3)) * 8 + (n & 7)) * 8 + (k & 7)) * 2;
+}
+
+}  // namespace mtabench::fused
