@@ -62,6 +62,11 @@ MTABENCH_HD inline int wgmma_koff(const FusedParams& p, int s) {
   const KIndex x = split_k(p, s * 16);
   return chunked_offset(p, x.u, x.v, x.c);
 }
+// The kernel walks the k-steps as s = (u K + v) G2 + gp (G2 = Cp / 16 chunk pairs per tap) and
+// adds this offset for (u, v, gp) to the row's; equal to wgmma_koff(s) (checked by the plan test).
+MTABENCH_HD inline int wgmma_tap_offset(const FusedParams& p, int u, int v, int gp) {
+  return chunked_offset(p, u, v, 16 * gp);
+}
 // The descriptors' byte offsets (PTX ISA, K-major, no swizzle: SBO from 8 rows to the next 8, LBO
 // from the first 8 k to the next 8): A's rows are positions 16 bytes apart, its second 8 k the
 // next channel chunk; B's rows are heads, its second 8 k NT core matrices on.

@@ -162,8 +162,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     off += p.ksteps * p.NT * 256;  // [k-step][k half][n-tile] core matrices of 128 bytes
     p.sm_bias = off;
     off += align16(((p.O + 7) / 8 * 8) * 4);
-    p.sm_koff = off;
-    off += align16(p.ksteps * 4);
+    p.sm_koff = off;  // no table: the kernel computes each k-step's offset (v13)
     p.sm_stats = off;
     off += align16(halo_rows * p.C * 8);
     // A chunk's stride is 16 bytes past a multiple of 128, so the fill's stores of one

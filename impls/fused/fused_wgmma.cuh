@@ -26,6 +26,19 @@ __device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned 
          static_cast<unsigned long long>((sbo >> 4) & 0x3FFFu) << 32;
 }
 
+// The same descriptor as two 32-bit words: the low one (start address and LBO) is what the k-loop
+// adds offsets to (in 16-byte units; shared addresses stay below 2^18, so the start's 14 bits
+// never carry into the LBO), the high one (SBO) is constant. Kept in 32-bit values that every
+// thread of a warp holds alike, ptxas computes them in uniform registers (v13: v12 loaded each
+// k-step's offset from shared memory and moved the descriptors into uniform registers one by one;
+// that load was 12% of the stall samples at k 7 heads 32).
+__device__ __forceinline__ unsigned smem_desc_lo(unsigned addr, unsigned lbo) {
+  return ((addr >> 4) & 0x3FFFu) | ((lbo >> 4) & 0x3FFFu) << 16;
+}
+__device__ __forceinline__ unsigned long long desc_of(unsigned lo, unsigned hi) {
+  return static_cast<unsigned long long>(hi) << 32 | lo;
+}
+
 // D += A * B for one m64nNk16 step of a warp group, fp32 accumulators (N / 2 per thread).
 template <class T, int N>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], unsigned long long a, unsigned long long b);
@@ -98,8 +111,7 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 }
 
 // ---- block set-up ------------------------------------------------------------------------------
-// The weights as B core matrices (wgmma_b_offset, fused_contraction.h), and koff[s]: the byte
-// offset of k-step s's first chunk (tap (u, v), channel chunk) from a row's first column.
+// The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block.
 template <class T>
 __device__ void load_weight_cores(const FusedParams& p, char* smem) {
   char* wc = smem + p.sm_w;
@@ -110,9 +122,6 @@ __device__ void load_weight_cores(const FusedParams& p, char* smem) {
     *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, s, k, n)) =
         static_cast<unsigned short>(weight_bits<T>(p, s * 16 + k, n));
   }
-  int* koff = reinterpret_cast<int*>(smem + p.sm_koff);
-  #pragma unroll 1
-  for (int s = threadIdx.x; s < p.ksteps; s += kThreads) koff[s] = wgmma_koff(p, s);
 }
 
 // ---- conv item ---------------------------------------------------------------------------------
@@ -135,13 +144,23 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
 
-  const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
-  const int wg = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  // The warp group's index broadcast from lane 0, so the compiler knows it is the same in every
+  // lane and keeps what derives from it (the descriptors) in uniform registers.
+  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x >> 7), 0);
+  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
   const unsigned w_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_w));
-  const unsigned long long bdesc0 = smem_desc(w_addr, wgmma_b_lbo(p), kWgmmaSbo);
-  const unsigned long long adesc0 = smem_desc(tile_addr, wgmma_a_lbo(p), kWgmmaSbo);
+  const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;
+  const unsigned a_lo0 = smem_desc_lo(tile_addr, wgmma_a_lbo(p));
+  // In 16-byte units: the next row, a window column, a chunk pair, and the B core matrices of
+  // one k-step (wgmma_row_offset, wgmma_tap_offset, wgmma_b_start).
+  const int G2 = p.Cp >> 4, pw = p.PW, pair = p.cstride >> 3, bstep = p.NT << 4;
+  float bias_r[NT][2];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) bias_r[nt][h] = bias_s[nt * 8 + 2 * t + h];
   T* y = static_cast<T*>(p.y);
   #pragma unroll 1
   for (int r0 = wg * 8; r0 < wg * 8 + 8; r0 += MT) {
@@ -151,14 +170,25 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 #pragma unroll
       for (int x = 0; x < N / 2; ++x) acc[mt][x] = 0.f;
     wgmma_fence();
+    const unsigned a_row = a_lo0 + static_cast<unsigned>(wgmma_row_offset(p, r0) >> 4);
+    // One loop over the k-steps s = (u K + v) G2 + gp, walking (u, v, gp) alongside: a_k is
+    // wgmma_tap_offset(u, v, gp) / 16. (Three nested loops made ptxas serialize the wgmmas.)
+    unsigned a_k = 0, b_lo = b_lo0;
+    int v = 0, gp = 0;
     #pragma unroll 1
     for (int s = 0; s < p.ksteps; ++s) {
-      const unsigned long long bdesc = bdesc0 + static_cast<unsigned>(wgmma_b_start(p, s) >> 4);
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        // Output row r0 + mt, columns 0..63: window row (r0 + mt + u), tile column col0 + v.
-        const unsigned off = static_cast<unsigned>(wgmma_row_offset(p, r0 + mt) + koff[s]);
-        wgmma_m64k16<T, N>(acc[mt], adesc0 + (off >> 4), bdesc);
+      for (int mt = 0; mt < MT; ++mt)
+        wgmma_m64k16<T, N>(acc[mt], desc_of(a_row + a_k + mt * pw, hi), desc_of(b_lo, hi));
+      b_lo += bstep;
+      a_k += pair;
+      if (++gp == G2) {
+        gp = 0;
+        a_k += 1 - G2 * pair;
+        if (++v == p.K) {
+          v = 0;
+          a_k += pw - p.K;
+        }
       }
     }
     wgmma_commit();
@@ -178,7 +208,7 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
           const int o = nt * 8 + 2 * t + (x & 1);
           if (o < p.O && j < p.S)
             y[((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j] =
-                from_f<T>(j <= i ? acc[mt][nt * 4 + x] + bias_s[o] : 0.f);
+                from_f<T>(j <= i ? acc[mt][nt * 4 + x] + bias_r[nt][x & 1] : 0.f);
         }
     }
   }

@@ -349,6 +349,11 @@ TEST(FusedPlan, WgmmaDescriptorsReadWhatTheFillWrote) {
             ADD_FAILURE() << "B: k-step " << s << " k " << k << " head " << n;
       }
     EXPECT_EQ(mismatches, 0);
+    // The kernel's walk over (u, v, chunk pair) visits the k-steps in order.
+    const int G2 = p.Cp / 16;
+    for (int s = 0; s < p.ksteps; ++s)
+      EXPECT_EQ(wgmma_tap_offset(p, s / G2 / p.K, s / G2 % p.K, s % G2), wgmma_koff(p, s)) << "k-step " << s;
+    EXPECT_EQ(p.ksteps, p.K * p.K * G2);
     // Everything read lies in the tile: the last window row and column, the last channel.
     EXPECT_LE(chunked_offset(p, p.R - 1 + 2 * p.r, p.col0 + 63 + 2 * p.r, p.Cp - 1) + 2, (p.Cp / 8) * p.cstride);
     EXPECT_LE(p.col0 + 63 + 2 * p.r, p.PW - 1);
