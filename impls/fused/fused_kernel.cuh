@@ -130,14 +130,16 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
 // the time at seq 2048-8192 (though 5-7% slower at seq 512-1024, where there are fewer items;
 // JOURNAL.md v5) despite 188 bytes of spill loads; three (80 registers) since v2. Three for the
 // fp32 FMA instances (v6b, 80 registers, 200-460 bytes of spills; two, 128 registers, until v5).
-template <bool MMA, int NT>
-constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 3 : 1; }
+// Two for the wgmma instance with up to 16 heads out (v13d: at 148 registers, one block per SM,
+// k 5 heads 16 was 24% slower than v12's 128 registers and two blocks).
+template <bool MMA, int NT, bool WG>
+constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 3 : WG && NT <= 2 ? 2 : 1; }
 
 // NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
 // fit in shared memory): an instance of its own, so the wide instances' code does not change.
 // WG: the wgmma contraction (fused_wgmma.cuh), likewise an instance of its own.
 template <class T, bool MMA, int NT, int KT, bool NARROW = false, bool WG = false>
-__global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT>()) fused_kernel(const FusedParams p) {
+__global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT, WG>()) fused_kernel(const FusedParams p) {
   extern __shared__ __align__(16) char smem[];
   setup_block<T, MMA, WG>(p, smem);
   __syncthreads();
