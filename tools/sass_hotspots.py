@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""Summarise an Nsight Compute per-SASS-instruction CSV (tools/gpu-hotspots.sh): totals, the
-hottest instructions by warp-stall samples and by instructions executed, and the hot address
-ranges (runs of instructions whose samples add up), so a profile can be read without the GUI.
-Usage: sass_hotspots.py FILE.sass.csv[.gz] [TOP]"""
+"""Summarise an Nsight Compute per-SASS-instruction CSV (tools/gpu-hotspots.sh): totals and the
+stall reasons over the whole kernel, the hottest instructions by warp-stall samples and by
+instructions executed, and the hot address windows with their instruction mix and main stall
+reasons, so a profile can be read without the GUI. --list LO:HI prints every instruction of a
+range with its share of the samples and its two main stall reasons (how v13's k-loop was read).
+Usage: sass_hotspots.py FILE.sass.csv[.gz] [TOP] [--window N] [--list LO:HI]"""
+import argparse
 import csv
 import gzip
-import sys
+import signal
 
 
 def rows(path):
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt", newline="") as f:
         lines = list(csv.reader(f))
-    head = next(i for i, r in enumerate(lines) if r and r[0] == "Address")
+    head = next((i for i, r in enumerate(lines) if r and r[0] == "Address"), None)
+    if head is None:
+        raise ValueError("no Address header row")
     cols = lines[head]
     for r in lines[head + 1:]:
         if len(r) == len(cols):
@@ -26,31 +31,70 @@ def num(x):
         return 0.0
 
 
+def stall_columns(r):
+    """The per-reason sample columns (all samples, not the not-issued subset)."""
+    return [c for c in r if c.startswith("stall_") and "Not Issued" not in c]
+
+
+def reasons(rs, cols, tot, n):
+    agg = {c: sum(num(r.get(c, 0)) for r in rs) for c in cols}
+    top = sorted(agg.items(), key=lambda x: -x[1])[:n]
+    return " ".join(f"{c[6:]}:{100 * v / tot:.1f}" for c, v in top if v > 0)
+
+
+def opcode(r):
+    words = r["Source"].split()
+    if not words:
+        return "?"
+    op = words[1] if words[0].startswith("@") and len(words) > 1 else words[0]
+    return op.split(".")[0]
+
+
 def main():
-    path = sys.argv[1]
-    top = int(sys.argv[2]) if len(sys.argv) > 2 else 25
-    ins = list(rows(path))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("path")
+    ap.add_argument("top", nargs="?", type=int, default=25)
+    ap.add_argument("--window", type=int, default=32, help="instructions per window (default 32)")
+    ap.add_argument("--list", help="LO:HI, instruction indices to print one by one")
+    args = ap.parse_args()
+    try:
+        ins = list(rows(args.path))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"{args.path}: not a per-instruction CSV of gpu-hotspots.sh ({e})")
+    if not ins:
+        raise SystemExit(f"{args.path}: no instruction rows")
     for i, r in enumerate(ins):
         r["i"] = i
         r["samples"] = num(r.get("Warp Stall Sampling (All Samples)", 0))
         r["exec"] = num(r.get("Instructions Executed", 0))
+    cols = stall_columns(ins[0])
     tot_s = sum(r["samples"] for r in ins) or 1
     tot_e = sum(r["exec"] for r in ins) or 1
     print(f"{len(ins)} instructions, {tot_e:.4g} warp instructions executed, {tot_s:.0f} stall samples")
-    # Hot regions: windows of 32 instructions, greedy by samples.
-    win = 32
+    print(f"stall reasons (% of samples): {reasons(ins, cols, tot_s, 10)}")
+    if args.list:
+        try:
+            lo, hi = (int(x) for x in args.list.split(":"))
+        except ValueError:
+            raise SystemExit(f"--list {args.list}: expected LO:HI, two instruction indices")
+        print(f"\ninstructions {lo}-{hi} (samples %, executed, main stall reasons as % of all samples):")
+        for r in ins[lo:hi + 1]:
+            print(f"  {r['i']:5d} {100 * r['samples'] / tot_s:5.1f}% {r['exec']:10.0f}  "
+                  f"{r['Source'].strip()[:64]:64s} {reasons([r], cols, tot_s, 2)}")
+        return
+    win = args.window
     sums = [(sum(r["samples"] for r in ins[k:k + win]), k) for k in range(0, len(ins), win)]
-    print("\nhottest 32-instruction windows (samples %, executed %):")
+    print(f"\nhottest {win}-instruction windows (samples %, executed %, mix, main stall reasons):")
     for s, k in sorted(sums, reverse=True)[:12]:
-        e = sum(r["exec"] for r in ins[k:k + win])
+        seg = ins[k:k + win]
+        e = sum(r["exec"] for r in seg)
         ops = {}
-        for r in ins[k:k + win]:
-            op = r["Source"].split()[0] if r["Source"].split() else "?"
-            if op.startswith("@"):
-                op = r["Source"].split()[1]
-            ops[op.split(".")[0]] = ops.get(op.split(".")[0], 0) + 1
+        for r in seg:
+            ops[opcode(r)] = ops.get(opcode(r), 0) + 1
         mix = " ".join(f"{o}:{n}" for o, n in sorted(ops.items(), key=lambda x: -x[1])[:8])
-        print(f"  [{k:5d}-{k + win - 1:5d}] {100 * s / tot_s:5.1f}% {100 * e / tot_e:5.1f}%  {mix}")
+        print(f"  [{k:5d}-{k + win - 1:5d}] {100 * s / tot_s:5.1f}% {100 * e / tot_e:5.1f}%  {mix} | "
+              f"{reasons(seg, cols, tot_s, 3)}")
+    top = args.top
     print(f"\ntop {top} instructions by stall samples:")
     for r in sorted(ins, key=lambda r: -r["samples"])[:top]:
         print(f"  {r['i']:5d} {100 * r['samples'] / tot_s:5.1f}% exec {r['exec']:10.0f}  {r['Source'].strip()[:90]}")
@@ -60,4 +104,5 @@ def main():
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
     main()
