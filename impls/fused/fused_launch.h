@@ -1,6 +1,6 @@
 #pragma once
-// Choosing and launching the kernel instance for a plan (the template switch lives in one file,
-// fused_launch.cu, so instantiations stay in one place).
+// Choosing and launching the kernel instance for a plan (fused_launch.cu; the instances are
+// defined a few per file in instances/, compiled in parallel).
 #include "impls/fused/fused_plan.h"
 
 #include <cuda_runtime_api.h>

@@ -1,0 +1,26 @@
+#pragma once
+// The fused kernel's instances, declared here and defined a few per file in this folder, so that
+// nvcc compiles them in parallel: one file held all of them and was the build's critical path
+// (~60 s of a ~100 s build on the GPU machine). fused_launch.cu picks from them.
+#include "impls/fused/fused_params.h"
+#include "impls/fused/fused_small_params.h"
+
+namespace mtabench::fused {
+
+using KernelFn = void (*)(FusedParams);
+using SmallFn = void (*)(SmallParams);
+
+// mma.sync (bf16, fp16): the column interleave for 1-4 heads out (nt 1), the ldmatrix path's
+// wide tile, or with `narrow` its 16-column tile. mma_bf16.cu, mma_fp16.cu.
+template <class T>
+KernelFn mma_instance(int nt, bool narrow);
+// wgmma (sm_90a; the plan's p.wgmma): wgmma_bf16.cu, wgmma_fp16.cu.
+template <class T>
+KernelFn wgmma_instance(const FusedParams& p);
+// fp32 FMA, k 3/5/7 compiled in, any other k (kt 0). fma_fp32.cu.
+KernelFn fma_instance(int kt);
+// The small-seq kernel, k 3 compiled in or any k (kt 0). small.cu.
+template <class T>
+SmallFn small_instance(int kt);
+
+}  // namespace mtabench::fused

@@ -1,0 +1,20 @@
+#pragma once
+// The mma.sync instances' switch, compiled once per dtype (mma_bf16.cu, mma_fp16.cu).
+#include "impls/fused/fused_kernel.cuh"
+#include "impls/fused/instances/instances.h"
+
+namespace mtabench::fused {
+
+template <class T>
+KernelFn mma_instance(int nt, bool narrow) {
+  if (narrow && nt == 2) return fused_kernel<T, true, 2, 0, true>;
+  if (narrow && nt == 4) return fused_kernel<T, true, 4, 0, true>;
+  switch (nt) {  // (nt 8: its wide tile is the 16-column one)
+    case 1: return fused_kernel<T, true, 1, 0>;
+    case 2: return fused_kernel<T, true, 2, 0>;
+    case 4: return fused_kernel<T, true, 4, 0>;
+    default: return fused_kernel<T, true, 8, 0>;
+  }
+}
+
+}  // namespace mtabench::fused

@@ -1,0 +1,5 @@
+#include "impls/fused/instances/mma.cuh"
+
+namespace mtabench::fused {
+template KernelFn mma_instance<__nv_bfloat16>(int nt, bool narrow);
+}  // namespace mtabench::fused
