@@ -44,60 +44,44 @@ template <class T, int N>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], unsigned long long a, unsigned long long b);
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-template <>
-__device__ __forceinline__ void wgmma_m64k16<__nv_bfloat16, 16>(float (&d)[8], unsigned long long a, unsigned long long b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-      : "l"(a), "l"(b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<__nv_bfloat16, 32>(float (&d)[16], unsigned long long a, unsigned long long b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "l"(a), "l"(b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<__nv_bfloat16, 64>(float (&d)[32], unsigned long long a, unsigned long long b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<__half, 16>(float (&d)[8], unsigned long long a, unsigned long long b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7}, %8, %9, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-      : "l"(a), "l"(b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<__half, 32>(float (&d)[16], unsigned long long a, unsigned long long b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-      : "l"(a), "l"(b), "r"(1));
-}
-template <>
-__device__ __forceinline__ void wgmma_m64k16<__half, 64>(float (&d)[32], unsigned long long a, unsigned long long b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "
-      "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(1));
-}
+// The accumulator operands of an m64nN wgmma: N / 2 floats, as asm outputs and as the register
+// list of the instruction's text.
+#define MTABENCH_D8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define MTABENCH_D16                                                                                       \
+  MTABENCH_D8, "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),     \
+      "+f"(d[15])
+#define MTABENCH_D32                                                                                       \
+  MTABENCH_D16, "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]),  \
+      "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]),\
+      "+f"(d[31])
+#define MTABENCH_R8 "%0,%1,%2,%3,%4,%5,%6,%7"
+#define MTABENCH_R16 MTABENCH_R8 ",%8,%9,%10,%11,%12,%13,%14,%15"
+#define MTABENCH_R32 MTABENCH_R16 ",%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
+// Both operands by descriptor (operands A, B and the scale-d flag follow the accumulators: IA,
+// IB, IS); scale-d is a predicate set from the flag.
+#define MTABENCH_WGMMA_SS(TYPE, PTX, N, RLIST, IA, IB, IS, ...)                                          \
+  template <>                                                                                             \
+  __device__ __forceinline__ void wgmma_m64k16<TYPE, N>(float (&d)[N / 2], unsigned long long a,          \
+                                                        unsigned long long b) {                           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" IS ", 0;\n"                                         \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX "." PTX " {" RLIST "}, %" IA ", %" IB \
+                 ", p, 1, 1, 0, 0;\n}\n"                                                                     \
+                 : __VA_ARGS__                                                                            \
+                 : "l"(a), "l"(b), "r"(1));                                                               \
+  }
+MTABENCH_WGMMA_SS(__nv_bfloat16, "bf16", 16, MTABENCH_R8, "8", "9", "10", MTABENCH_D8)
+MTABENCH_WGMMA_SS(__nv_bfloat16, "bf16", 32, MTABENCH_R16, "16", "17", "18", MTABENCH_D16)
+MTABENCH_WGMMA_SS(__nv_bfloat16, "bf16", 64, MTABENCH_R32, "32", "33", "34", MTABENCH_D32)
+MTABENCH_WGMMA_SS(__half, "f16", 16, MTABENCH_R8, "8", "9", "10", MTABENCH_D8)
+MTABENCH_WGMMA_SS(__half, "f16", 32, MTABENCH_R16, "16", "17", "18", MTABENCH_D16)
+MTABENCH_WGMMA_SS(__half, "f16", 64, MTABENCH_R32, "32", "33", "34", MTABENCH_D32)
+#undef MTABENCH_WGMMA_SS
+#undef MTABENCH_D8
+#undef MTABENCH_D16
+#undef MTABENCH_D32
+#undef MTABENCH_R8
+#undef MTABENCH_R16
+#undef MTABENCH_R32
 #endif
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
