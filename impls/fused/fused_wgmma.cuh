@@ -19,19 +19,13 @@ namespace mtabench::fused {
 
 // ---- descriptors and instructions ------------------------------------------------------------
 // Matrix descriptor (PTX ISA, asynchronous warpgroup matrix descriptor): start address, leading
-// and stride byte offsets, each >> 4 in 14 bits; base offset 0 and swizzle mode 0 (none).
-__device__ __forceinline__ unsigned long long smem_desc(unsigned addr, unsigned lbo, unsigned sbo) {
-  return static_cast<unsigned long long>((addr >> 4) & 0x3FFFu) |
-         static_cast<unsigned long long>((lbo >> 4) & 0x3FFFu) << 16 |
-         static_cast<unsigned long long>((sbo >> 4) & 0x3FFFu) << 32;
-}
-
-// The same descriptor as two 32-bit words: the low one (start address and LBO) is what the k-loop
-// adds offsets to (in 16-byte units; shared addresses stay below 2^18, so the start's 14 bits
-// never carry into the LBO), the high one (SBO) is constant. Kept in 32-bit values that every
-// thread of a warp holds alike, ptxas computes them in uniform registers (v13: v12 loaded each
-// k-step's offset from shared memory and moved the descriptors into uniform registers one by one;
-// that load was 12% of the stall samples at k 7 heads 32).
+// and stride byte offsets, each >> 4 in 14 bits; base offset 0 and swizzle mode 0 (none). Built
+// as two 32-bit words: the low one (start address and LBO) is what the k-loop adds offsets to
+// (in 16-byte units; shared addresses stay below 2^18, so the start's 14 bits never carry into
+// the LBO), the high one (SBO >> 4) is constant. Kept in 32-bit values that every thread of a
+// warp holds alike, ptxas computes them in uniform registers (v13: v12 loaded each k-step's
+// offset from shared memory and moved the descriptors into uniform registers one by one; that
+// load was 12% of the stall samples at k 7 heads 32).
 __device__ __forceinline__ unsigned smem_desc_lo(unsigned addr, unsigned lbo) {
   return ((addr >> 4) & 0x3FFFu) | ((lbo >> 4) & 0x3FFFu) << 16;
 }
