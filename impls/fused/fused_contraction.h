@@ -67,6 +67,13 @@ MTABENCH_HD inline int wgmma_koff(const FusedParams& p, int s) {
 MTABENCH_HD inline int wgmma_tap_offset(const FusedParams& p, int u, int v, int gp) {
   return chunked_offset(p, u, v, 16 * gp);
 }
+// The register-A path (conv_item_wgmma_rs): the byte offset of the row this lane gives
+// ldmatrix.x4 for the A fragment of warp w (positions 16 w .. 16 w + 15 of the m64 tile) at tile
+// row rho, window column v, chunk pair gp. Matrix i = lane / 8 is register i of the fragment:
+// positions + 8 (i & 1), the pair's chunk i >> 1 -- the wgmma A register layout, mma.sync's.
+MTABENCH_HD inline int wgmma_rs_a_offset(const FusedParams& p, int rho, int v, int gp, int w, int lane) {
+  return chunked_offset(p, rho, p.col0 + v + 16 * w + (lane & 15), 16 * gp + 8 * (lane >> 4));
+}
 // The descriptors' byte offsets (PTX ISA, K-major, no swizzle: SBO from 8 rows to the next 8, LBO
 // from the first 8 k to the next 8): A's rows are positions 16 bytes apart, its second 8 k the
 // next channel chunk; B's rows are heads, its second 8 k NT core matrices on.

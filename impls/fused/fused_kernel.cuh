@@ -112,7 +112,8 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
     }
     case kConvItem:
       // The ldmatrix path with its wide tile (8 * ldsm_mtiles(NT) columns) or, NARROW, 16.
-      if constexpr (WG) conv_item_wgmma<T, NT>(p, smem, it.y, it.z, it.w);
+      if constexpr (WG && KT > 0) conv_item_wgmma_rs<T, NT, KT>(p, smem, it.y, it.z, it.w);  // A from registers
+      else if constexpr (WG) conv_item_wgmma<T, NT>(p, smem, it.y, it.z, it.w);
       else if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, NARROW ? 2 : LdsmMtiles<NT>::value>(p, smem, it.y, it.z, it.w);
       else if constexpr (MMA) conv_item_mma<T>(p, smem, it.y, it.z, it.w);  // 1-4 heads out
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
@@ -137,7 +138,8 @@ constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 3 : WG && NT <= 
 
 // NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
 // fit in shared memory): an instance of its own, so the wide instances' code does not change.
-// WG: the wgmma contraction (fused_wgmma.cuh), likewise an instance of its own.
+// WG: the wgmma contraction (fused_wgmma.cuh), likewise an instance of its own; with KT > 0 (5 or
+// 7) the one with A from registers.
 template <class T, bool MMA, int NT, int KT, bool NARROW = false, bool WG = false>
 __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT, WG>()) fused_kernel(const FusedParams p) {
   extern __shared__ __align__(16) char smem[];

@@ -67,6 +67,10 @@ struct FusedParams {
   // matrices [k-step][k half][n-tile][8 heads][8 k] (fused_wgmma.cuh). TJ = 64: one m64 tile
   // per row.
   int wgmma, cstride;
+  // wgmma_rs (k 5 or 7, up to 32 heads out): A from registers instead (fused_wgmma.cuh,
+  // conv_item_wgmma_rs): each A fragment is loaded once by ldmatrix and feeds every output row it
+  // serves; the kernel's K is then a template constant.
+  int wgmma_rs;
   int CG;      // fp32 path: channels per probability tile
   int w_global;  // fp32 path: weights read from global memory (too many for shared memory)
   int local_stats;  // each block computes the statistics of the rows it needs (small seq)

@@ -33,7 +33,7 @@ int zero_chunks(const FusedParams& p, int q) {
 
 std::string FusedPlan::describe() const {
   return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} Cp={} NT={} ksteps={} kchunk={} smem={}B",
-                     !mma ? "fma" : p.wgmma ? "wgmma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
+                     !mma ? "fma" : p.wgmma_rs ? "wgmma-rs" : p.wgmma ? "wgmma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
                      p.kchunk, p.sm_total);
 }
 
@@ -175,9 +175,12 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     p.sm_total = off;
     return off <= smem_optin;
   };
-  p.wgmma = 0;
+  p.wgmma = p.wgmma_rs = 0;
   if (plan.mma && wgmma_ok && p.ldsm && p.Cp % 16 == 0 && wgmma_layout()) {
     p.wgmma = 1;
+    // A from registers where its instances exist (k 5 and 7; 8 rows' accumulators of up to 32
+    // heads out per warp group: 128 registers).
+    p.wgmma_rs = (p.K == 5 || p.K == 7) && p.NT <= 4;
     fits = true;
   } else if (plan.mma) {
     fits = search();

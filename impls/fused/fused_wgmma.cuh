@@ -78,9 +78,47 @@ MTABENCH_WGMMA_SS(__half, "f16", 64, MTABENCH_R32, "32", "33", "34", MTABENCH_D3
 #undef MTABENCH_R32
 #endif
 
+// D += A * B with A (64 x 16) from registers: this thread's four 32-bit words of the warp's
+// 16 x 16 slice in mma.sync's A layout (ldmatrix.x4), B through its descriptor.
+template <class T, int N>
+__device__ __forceinline__ void wgmma_rs_m64k16(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long b);
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define MTABENCH_WGMMA_RS_N16(TYPE, PTX)                                                                  \
+  template <>                                                                                              \
+  __device__ __forceinline__ void wgmma_rs_m64k16<TYPE, 16>(float (&d)[8], const unsigned (&a)[4],         \
+                                                            unsigned long long b) {                        \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." PTX "." PTX                                 \
+                 " {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, 1, 1, 1, 0;\n"                        \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
+                   "+f"(d[7])                                                                              \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                    \
+  }
+#define MTABENCH_WGMMA_RS_N32(TYPE, PTX)                                                                  \
+  template <>                                                                                              \
+  __device__ __forceinline__ void wgmma_rs_m64k16<TYPE, 32>(float (&d)[16], const unsigned (&a)[4],        \
+                                                            unsigned long long b) {                        \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." PTX "." PTX                                 \
+                 " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20,"       \
+                 " 1, 1, 1, 0;\n"                                                                          \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
+                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),  \
+                   "+f"(d[14]), "+f"(d[15])                                                                \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                    \
+  }
+MTABENCH_WGMMA_RS_N16(__nv_bfloat16, "bf16")
+MTABENCH_WGMMA_RS_N32(__nv_bfloat16, "bf16")
+MTABENCH_WGMMA_RS_N16(__half, "f16")
+MTABENCH_WGMMA_RS_N32(__half, "f16")
+#undef MTABENCH_WGMMA_RS_N16
+#undef MTABENCH_WGMMA_RS_N32
+#endif
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Waits until at most PENDING of this warp group's commit groups are still running.
+template <int PENDING>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(PENDING) : "memory"); }
 // Keeps the compiler from moving accumulator reads or writes across the asynchronous wgmmas.
 template <int N>
 __device__ __forceinline__ void fence_acc(float (&d)[N]) {
@@ -102,7 +140,61 @@ __device__ void load_weight_cores(const FusedParams& p, char* smem) {
   }
 }
 
-// ---- conv item ---------------------------------------------------------------------------------
+// ---- conv item: the parts both contractions share ----------------------------------------------
+// The item's probability tile: statistics, then the fill. The tile (and, before the first item,
+// the weights) were written by ordinary stores; the wgmmas read them through the async proxy.
+template <class T>
+__device__ __forceinline__ void fill_wgmma_tile(const FusedParams& p, char* smem, int b, long long i0, long long j0) {
+  tile_stats<T>(p, smem, b, i0);
+  fill_channels<T, true>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), reinterpret_cast<T*>(smem + p.sm_p),
+                         b, i0, j0);
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  __syncthreads();
+}
+
+// The warp group's index broadcast from lane 0, so the compiler knows it is the same in every
+// lane and keeps what derives from it (the descriptors) in uniform registers.
+__device__ __forceinline__ int warp_group() { return __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x >> 7), 0); }
+
+// This thread's heads' biases: head nt * 8 + 2 t + h (t = lane & 3).
+template <int NT>
+__device__ __forceinline__ void load_bias_pairs(const FusedParams& p, const char* smem, float (&bias_r)[NT][2]) {
+  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
+  const int t = threadIdx.x & 3;
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) bias_r[nt][h] = bias_s[nt * 8 + 2 * t + h];
+}
+
+// Output rows i_first .. i_first + ROWS - 1 (columns j0 .. j0 + 63) from the accumulators,
+// straight to y. Accumulator x of n-tile nt: position 16 w + g + 8 (x >> 1 & 1), head
+// nt * 8 + 2 t + (x & 1).
+template <class T, int NT, int ROWS>
+__device__ __forceinline__ void store_wgmma_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4],
+                                                 const float (&bias_r)[NT][2], int b, long long i_first, long long j0) {
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
+  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  T* y = static_cast<T*>(p.y);
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const long long i = i_first + r;
+    if (i >= p.S) break;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const long long j = j0 + 16 * w + g + 8 * ((x >> 1) & 1);
+        const int o = nt * 8 + 2 * t + (x & 1);
+        if (o < p.O && j < p.S)
+          y[((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j] =
+              from_f<T>(j <= i ? acc[r][nt * 4 + x] + bias_r[nt][x & 1] : 0.f);
+      }
+  }
+}
+
+// ---- conv item, both operands in shared memory (v12-v13) ------------------------------------------
 // Tile rows per warp group and pass: the accumulators of MT m64 tiles (MT * 4 NT registers).
 template <int NT>
 struct WgmmaRows {
@@ -114,19 +206,8 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, MT = WgmmaRows<NT>::value;
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  tile_stats<T>(p, smem, b, i0);
-  fill_channels<T, true>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), reinterpret_cast<T*>(smem + p.sm_p),
-                         b, i0, j0);
-  // The tile (and, before the first item, the weights) were written by ordinary stores; the
-  // wgmmas read them through the async proxy.
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  __syncthreads();
-
-  const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
-  // The warp group's index broadcast from lane 0, so the compiler knows it is the same in every
-  // lane and keeps what derives from it (the descriptors) in uniform registers.
-  const int wg = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x >> 7), 0);
-  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  fill_wgmma_tile<T>(p, smem, b, i0, j0);
+  const int wg = warp_group();
   const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
   const unsigned w_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_w));
   const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;
@@ -135,11 +216,7 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
   // one k-step (wgmma_row_offset, wgmma_tap_offset, wgmma_b_start).
   const int G2 = p.Cp >> 4, pw = p.PW, pair = p.cstride >> 3, bstep = p.NT << 4;
   float bias_r[NT][2];
-#pragma unroll
-  for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) bias_r[nt][h] = bias_s[nt * 8 + 2 * t + h];
-  T* y = static_cast<T*>(p.y);
+  load_bias_pairs<NT>(p, smem, bias_r);
   #pragma unroll 1
   for (int r0 = wg * 8; r0 < wg * 8 + 8; r0 += MT) {
     float acc[MT][N / 2];
@@ -170,26 +247,72 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
       }
     }
     wgmma_commit();
-    wgmma_wait_all();
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) fence_acc(acc[mt]);
-    // Accumulator x of n-tile nt: position 16 w + g + 8 (x >> 1 & 1), head nt * 8 + 2 t + (x & 1).
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      const long long i = i0 + r0 + mt;
-      if (i >= p.S) break;
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int x = 0; x < 4; ++x) {
-          const long long j = j0 + 16 * w + g + 8 * ((x >> 1) & 1);
-          const int o = nt * 8 + 2 * t + (x & 1);
-          if (o < p.O && j < p.S)
-            y[((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j] =
-                from_f<T>(j <= i ? acc[mt][nt * 4 + x] + bias_r[nt][x & 1] : 0.f);
-        }
-    }
+    wgmma_wait<0>();
+    store_wgmma_rows<T, NT, MT>(p, acc, bias_r, b, i0 + r0, j0);
   }
+  __syncthreads();  // the tile is refilled by the next item
+#else
+  __trap();  // never planned without sm_90a (make_plan's wgmma_ok)
+#endif
+}
+
+// ---- conv item, A from registers (v14) -----------------------------------------------------------
+// The SS loop above reads A (2 KB) and B from shared memory for every wgmma and sits at the
+// shared-memory bound (v13: 195 cycles per k-step of 8 m64n32k16 against 192 for the bytes).
+// Here a warp group keeps all 8 of its output rows' accumulators and walks the tile rows
+// r0 .. r0 + 7 + KT - 1: the A fragment of tile row rr at window column v and chunk pair gp is
+// loaded once (ldmatrix.x4) and feeds output row rr - u with tap u's weights for every u that
+// lands in the group, ~4 wgmmas per fragment at k 7 (8 x 7 over 14 rows). Fragments rotate
+// through three register sets: group rr's wgmmas are one commit group, and once group rr - 1 is
+// done its set takes tile row rr + 2's fragment.
+template <class T, int NT, int KT>
+__device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int q, int tile) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
+  const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
+  fill_wgmma_tile<T>(p, smem, b, i0, j0);
+  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+  const int r0 = warp_group() * ROWS;
+  const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
+  const unsigned w_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_w));
+  const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;
+  // This lane's ldmatrix row for tile row r0, window column 0, chunk pair 0; a tile row is
+  // PW * 16 bytes on, a window column 16, a chunk pair 2 cstride (wgmma_rs_a_offset).
+  const unsigned a_lane = tile_addr + static_cast<unsigned>(wgmma_rs_a_offset(p, r0, 0, 0, w, lane));
+  const unsigned row_b = static_cast<unsigned>(p.PW) * 16u;
+  const int G2 = p.Cp >> 4, bstep = p.NT << 4;
+  float bias_r[NT][2];
+  load_bias_pairs<NT>(p, smem, bias_r);
+
+  float acc[ROWS][N / 2];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int x = 0; x < N / 2; ++x) acc[r][x] = 0.f;
+  unsigned a[3][4];
+  #pragma unroll 1
+  for (int v = 0; v < KT; ++v)
+    #pragma unroll 1
+    for (int gp = 0; gp < G2; ++gp) {
+      const unsigned a_vg = a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride);
+      // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
+      const unsigned b_vg = b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep);
+      const unsigned b_u = static_cast<unsigned>(KT * G2 * bstep);
+      ldmatrix_x4(a[0], a_vg);
+      ldmatrix_x4(a[1], a_vg + row_b);
+#pragma unroll
+      for (int rr = 0; rr < TR; ++rr) {
+        wgmma_fence();  // the fragment was written by ldmatrix
+#pragma unroll
+        for (int u = 0; u < KT; ++u)
+          if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 3], desc_of(b_vg + u * b_u, hi));
+        wgmma_commit();
+        wgmma_wait<1>();  // group rr - 1 is done: its register set is free
+        if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 3], a_vg + (rr + 2) * row_b);
+      }
+      wgmma_wait<0>();  // the next (v, gp) starts again from sets 0 and 1
+    }
+  store_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, b, i0 + r0, j0);
   __syncthreads();  // the tile is refilled by the next item
 #else
   __trap();  // never planned without sm_90a (make_plan's wgmma_ok)

@@ -121,7 +121,8 @@ TEST(FusedGpu, LdmatrixPathCorners) {
 
 // The wgmma instance (sm_90a; the plan test WgmmaPathTakesTheseShapes pins that these shapes take
 // it when allowed): k 1 to 11, 16 to 48 channels, 8 to 64 heads out (n-tiles of 2, 4 and 8),
-// seq not a multiple of 8, several bands and batches.
+// seq not a multiple of 8, several bands and batches; k 5 and 7 with up to 32 heads out take the
+// register-A contraction (v14), every (n-tiles, k) of it here in both dtypes.
 TEST(FusedGpu, WgmmaPathCorners) {
   MTABENCH_REQUIRE_GPU();
 #ifndef MTABENCH_WGMMA
@@ -130,7 +131,9 @@ TEST(FusedGpu, WgmmaPathCorners) {
   expect_shapes_pass("wgmma", {{1, 300, 1, 16, 5, DType::bf16},   {3, 520, 2, 32, 32, DType::fp16},
                                {7, 300, 1, 32, 32, DType::bf16},  {3, 777, 1, 48, 17, DType::bf16},
                                {3, 1000, 1, 32, 64, DType::fp16}, {11, 264, 1, 16, 8, DType::bf16},
-                               {5, 301, 2, 16, 12, DType::fp16}});
+                               {5, 301, 2, 16, 12, DType::fp16},  {7, 777, 1, 16, 9, DType::bf16},
+                               {5, 520, 2, 32, 24, DType::fp16},  {7, 300, 1, 32, 32, DType::fp16},
+                               {5, 264, 1, 16, 16, DType::bf16},  {7, 1000, 2, 16, 10, DType::fp16}});
 #endif
 }
 

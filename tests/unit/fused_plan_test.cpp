@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <tuple>
+#include <vector>
 
 namespace mtabench::fused {
 namespace {
@@ -315,6 +316,15 @@ TEST(FusedPlan, WgmmaPathTakesTheseShapes) {
   EXPECT_EQ(shape_plan(3, 1000, 1, 32, 64, DType::fp16).wgmma, 1);
   EXPECT_EQ(shape_plan(11, 264, 1, 16, 8, DType::bf16).wgmma, 1);
   EXPECT_EQ(shape_plan(5, 301, 2, 16, 12, DType::fp16).wgmma, 1);
+  // A from registers (v14) for k 5 and 7 with up to 32 heads out, both operands in shared memory
+  // otherwise.
+  for (const auto& [k, hin, hout, rs] : std::vector<std::tuple<int, int, int, int>>{
+           {7, 32, 32, 1}, {5, 16, 16, 1}, {5, 16, 12, 1}, {7, 16, 9, 1}, {5, 32, 24, 1},
+           {3, 32, 32, 0}, {11, 16, 8, 0}, {3, 32, 64, 0}, {1, 16, 5, 0}}) {
+    const FusedParams p = shape_plan(k, 777, 1, hin, hout, DType::bf16);
+    EXPECT_EQ(p.wgmma, 1) << "k " << k << " heads " << hin << "/" << hout;
+    EXPECT_EQ(p.wgmma_rs, rs) << "k " << k << " heads " << hin << "/" << hout;
+  }
 }
 
 // The wgmma path's addressing, checked against the PTX ISA's canonical K-major, no-swizzle layout
@@ -354,6 +364,23 @@ TEST(FusedPlan, WgmmaDescriptorsReadWhatTheFillWrote) {
     for (int s = 0; s < p.ksteps; ++s)
       EXPECT_EQ(wgmma_tap_offset(p, s / G2 / p.K, s / G2 % p.K, s % G2), wgmma_koff(p, s)) << "k-step " << s;
     EXPECT_EQ(p.ksteps, p.K * p.K * G2);
+    // The register-A path's ldmatrix rows: element e of register i of lane (g, t) is matrix i's
+    // row g, column 2 t + e, whose row address lane 8 i + g gives; the wgmma A layout wants
+    // position 16 w + g + 8 (i & 1), k 2 t + e + 8 (i >> 1) of the chunk pair there.
+    for (int rho = 0; rho < p.R + 2 * p.r; rho += 3)
+      for (int v = 0; v < p.K; ++v)
+        for (int gp = 0; gp < G2; ++gp)
+          for (int w4 = 0; w4 < 4; ++w4)
+            for (int lane = 0; lane < 32; ++lane)
+              for (int i = 0; i < 4; ++i)
+                for (int e = 0; e < 2; ++e) {
+                  const int g = lane >> 2, t = lane & 3;
+                  const int got = wgmma_rs_a_offset(p, rho, v, gp, w4, 8 * i + g) + (2 * t + e) * 2;
+                  const int want = chunked_offset(p, rho, p.col0 + v + 16 * w4 + g + 8 * (i & 1), 16 * gp + 2 * t + e + 8 * (i >> 1));
+                  if (got != want && ++mismatches <= 3)
+                    ADD_FAILURE() << "register A: row " << rho << " v " << v << " lane " << lane << " register " << i;
+                }
+    EXPECT_EQ(mismatches, 0);
     // Everything read lies in the tile: the last window row and column, the last channel.
     EXPECT_LE(chunked_offset(p, p.R - 1 + 2 * p.r, p.col0 + 63 + 2 * p.r, p.Cp - 1) + 2, (p.Cp / 8) * p.cstride);
     EXPECT_LE(p.col0 + 63 + 2 * p.r, p.PW - 1);

@@ -17,6 +17,10 @@ KernelFn mma_instance(int nt, bool narrow);
 // wgmma (sm_90a; the plan's p.wgmma): wgmma_bf16.cu, wgmma_fp16.cu.
 template <class T>
 KernelFn wgmma_instance(const FusedParams& p);
+// wgmma with A from registers (the plan's p.wgmma_rs: k 5 and 7 compiled in, n-tiles 2 and 4):
+// wgmma_rs_bf16.cu, wgmma_rs_fp16.cu.
+template <class T>
+KernelFn wgmma_rs_instance(const FusedParams& p);
 // fp32 FMA, k 3/5/7 compiled in, any other k (kt 0). fma_fp32.cu.
 KernelFn fma_instance(int kt);
 // The small-seq kernel, k 3 compiled in or any k (kt 0). small.cu.
