@@ -70,12 +70,6 @@ MTABENCH_WGMMA_SS(__half, "f16", 16, MTABENCH_R8, "8", "9", "10", MTABENCH_D8)
 MTABENCH_WGMMA_SS(__half, "f16", 32, MTABENCH_R16, "16", "17", "18", MTABENCH_D16)
 MTABENCH_WGMMA_SS(__half, "f16", 64, MTABENCH_R32, "32", "33", "34", MTABENCH_D32)
 #undef MTABENCH_WGMMA_SS
-#undef MTABENCH_D8
-#undef MTABENCH_D16
-#undef MTABENCH_D32
-#undef MTABENCH_R8
-#undef MTABENCH_R16
-#undef MTABENCH_R32
 #endif
 
 // D += A * B with A (64 x 16) from registers: this thread's four 32-bit words of the warp's
@@ -84,34 +78,27 @@ template <class T, int N>
 __device__ __forceinline__ void wgmma_rs_m64k16(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long b);
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define MTABENCH_WGMMA_RS_N16(TYPE, PTX)                                                                  \
-  template <>                                                                                              \
-  __device__ __forceinline__ void wgmma_rs_m64k16<TYPE, 16>(float (&d)[8], const unsigned (&a)[4],         \
-                                                            unsigned long long b) {                        \
-    asm volatile("wgmma.mma_async.sync.aligned.m64n16k16.f32." PTX "." PTX                                 \
-                 " {%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11}, %12, 1, 1, 1, 0;\n"                        \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
-                   "+f"(d[7])                                                                              \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                    \
+// A's four registers (ALIST) and B's descriptor (IB) follow the accumulators.
+#define MTABENCH_WGMMA_RS(TYPE, PTX, N, RLIST, ALIST, IB, ...)                                           \
+  template <>                                                                                             \
+  __device__ __forceinline__ void wgmma_rs_m64k16<TYPE, N>(float (&d)[N / 2], const unsigned (&a)[4],     \
+                                                           unsigned long long b) {                        \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." PTX "." PTX " {" RLIST "}, {" ALIST     \
+                 "}, %" IB ", 1, 1, 1, 0;\n"                                                               \
+                 : __VA_ARGS__                                                                            \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                   \
   }
-#define MTABENCH_WGMMA_RS_N32(TYPE, PTX)                                                                  \
-  template <>                                                                                              \
-  __device__ __forceinline__ void wgmma_rs_m64k16<TYPE, 32>(float (&d)[16], const unsigned (&a)[4],        \
-                                                            unsigned long long b) {                        \
-    asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32." PTX "." PTX                                 \
-                 " {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, {%16,%17,%18,%19}, %20,"       \
-                 " 1, 1, 1, 0;\n"                                                                          \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),      \
-                   "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),  \
-                   "+f"(d[14]), "+f"(d[15])                                                                \
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                    \
-  }
-MTABENCH_WGMMA_RS_N16(__nv_bfloat16, "bf16")
-MTABENCH_WGMMA_RS_N32(__nv_bfloat16, "bf16")
-MTABENCH_WGMMA_RS_N16(__half, "f16")
-MTABENCH_WGMMA_RS_N32(__half, "f16")
-#undef MTABENCH_WGMMA_RS_N16
-#undef MTABENCH_WGMMA_RS_N32
+MTABENCH_WGMMA_RS(__nv_bfloat16, "bf16", 16, MTABENCH_R8, "%8,%9,%10,%11", "12", MTABENCH_D8)
+MTABENCH_WGMMA_RS(__nv_bfloat16, "bf16", 32, MTABENCH_R16, "%16,%17,%18,%19", "20", MTABENCH_D16)
+MTABENCH_WGMMA_RS(__half, "f16", 16, MTABENCH_R8, "%8,%9,%10,%11", "12", MTABENCH_D8)
+MTABENCH_WGMMA_RS(__half, "f16", 32, MTABENCH_R16, "%16,%17,%18,%19", "20", MTABENCH_D16)
+#undef MTABENCH_WGMMA_RS
+#undef MTABENCH_D8
+#undef MTABENCH_D16
+#undef MTABENCH_D32
+#undef MTABENCH_R8
+#undef MTABENCH_R16
+#undef MTABENCH_R32
 #endif
 
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
