@@ -316,6 +316,17 @@ TEST(FusedPlan, WgmmaPathTakesTheseShapes) {
   EXPECT_EQ(shape_plan(3, 1000, 1, 32, 64, DType::fp16).wgmma, 1);
   EXPECT_EQ(shape_plan(11, 264, 1, 16, 8, DType::bf16).wgmma, 1);
   EXPECT_EQ(shape_plan(5, 301, 2, 16, 12, DType::fp16).wgmma, 1);
+  // FusedGpu.WgmmaPathCorners' register-A shapes: every (n-tiles, k) of the path, both dtypes.
+  std::set<std::tuple<int, int, DType>> rs_corners;
+  for (const auto& [k, seq, batch, hin, hout, t] : std::vector<std::tuple<int, long long, int, int, int, DType>>{
+           {7, 300, 1, 32, 32, DType::bf16}, {5, 301, 2, 16, 12, DType::fp16}, {7, 777, 1, 16, 9, DType::bf16},
+           {5, 520, 2, 32, 24, DType::fp16}, {7, 300, 1, 32, 32, DType::fp16}, {5, 264, 1, 16, 16, DType::bf16},
+           {7, 1000, 2, 16, 10, DType::fp16}, {5, 300, 2, 16, 32, DType::bf16}}) {
+    const FusedParams p = shape_plan(k, seq, batch, hin, hout, t);
+    EXPECT_EQ(p.wgmma_rs, 1) << "k " << k << " heads " << hin << "/" << hout;
+    rs_corners.insert({p.NT, k, t});
+  }
+  EXPECT_EQ(rs_corners.size(), 8u);  // n-tiles 2, 4 x k 5, 7 x bf16, fp16
   // A from registers (v14) for k 5 and 7 with up to 32 heads out, both operands in shared memory
   // otherwise.
   for (const auto& [k, hin, hout, rs] : std::vector<std::tuple<int, int, int, int>>{
