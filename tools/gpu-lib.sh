@@ -40,11 +40,13 @@ fused_suite() {
 }
 
 # Per-SASS-instruction profiles (Nsight Compute source counters) of BUILD's fused kernel on
-# seq 4096 (few heads) and k 7 heads 32/32 (many): OUT/1.sass.csv.gz, 2.sass.csv.gz, hotspots.log.
+# seq 4096 (few heads) and k 7 heads 32/32 (many), or on PROFILE_CASES ("FILE:REGEX ...", at
+# most three): OUT/1.sass.csv.gz, 2.sass.csv.gz, ..., hotspots.log.
 fused_profiles() {
-  stage "per-instruction profiles of $1"
-  timeout 150 tools/gpu-hotspots.sh "$out" "$1" workloads/seq-sweep.json:'^sweep-seq4096$' \
-    workloads/shapes.json:'^k7-h32-b1-seq4096$'
+  local cases=(workloads/seq-sweep.json:'^sweep-seq4096$' workloads/shapes.json:'^k7-h32-b1-seq4096$')
+  [ -n "${PROFILE_CASES:-}" ] && read -r -a cases <<<"$PROFILE_CASES"
+  stage "per-instruction profiles of $1 (${cases[*]})"
+  timeout $((90 * ${#cases[@]})) tools/gpu-hotspots.sh "$out" "$1" "${cases[@]}"
   echo "rc=$?" >>"$S"
 }
 
