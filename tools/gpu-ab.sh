@@ -4,9 +4,9 @@
 # path), in one call: both built at once; the fused suite (medians, --samples) on B then A in
 # the same warm session; `mtabench compare B A` (B the base); per-SASS-instruction profiles of
 # A's seq 4096 and k 7 heads 32/32 (PROFILE_CASES="FILE:REGEX ...": others, at most three;
-# AB_PROFILE=0: none); then, untimed and all at once, the fused GPU tests of A (and of B with AB_TEST_B=1) and memcheck and racecheck of A, with the rest of
-# the budget (AB_CHECKS=0: none, when the call's time is wanted for something else; then only
-# the mtabench binaries are built). AB_FILTER="REGEX": only the matching workloads are timed
+# AB_PROFILE=0: none); then, untimed and all at once, the fused GPU tests of A (and of B with
+# AB_TEST_B=1) and memcheck and racecheck of A, with the rest of the budget (AB_CHECKS=0: none,
+# when the call's time is wanted for something else; then only the mtabench binaries are built). AB_FILTER="REGEX": only the matching workloads are timed
 # (SUITE_FILTER of gpu-lib.sh). AB_TRAFFIC=1: DRAM bytes and L2 hit rate of every tree at seq
 # 4096 (fused_traffic; AB_TRAFFIC_CASE="FILE:REGEX" another workload), after the suites.
 # AB_MORE="TREE ...": further candidates C, D, ... (trees like B), built with A and B, timed

@@ -268,6 +268,7 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
   const unsigned a_lane = tile_addr + static_cast<unsigned>(wgmma_rs_a_offset(p, r0, 0, 0, w, lane));
   const unsigned row_b = static_cast<unsigned>(p.PW) * 16u;
   const int G2 = p.Cp >> 4, bstep = p.NT << 4;
+  const unsigned b_u = static_cast<unsigned>(KT * G2 * bstep);  // from tap (u, v) to (u + 1, v)
   float bias_r[NT][2];
   load_bias_pairs<NT>(p, smem, bias_r);
 
@@ -284,7 +285,6 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
       const unsigned a_vg = a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride);
       // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
       const unsigned b_vg = b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep);
-      const unsigned b_u = static_cast<unsigned>(KT * G2 * bstep);
       ldmatrix_x4(a[0], a_vg);
       ldmatrix_x4(a[1], a_vg + row_b);
 #pragma unroll
