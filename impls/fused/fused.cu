@@ -32,7 +32,7 @@ class Fused final : public Implementation {
     // The kernel's version in JOURNAL.md. Records up to 2026-11-29 19:07Z say "1"; records of v5
     // to v13 (to 2026-11-30 02:31Z) all say "5": it was not bumped, their source_digest tells them
     // apart.
-    i.version = "14";
+    i.version = "16s";
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
@@ -109,6 +109,8 @@ class Fused final : public Implementation {
               {"rows_per_block", s.RB},
               {"grid", small_.grid},
               {"k_compile_time", small_.KT},
+              {"columns_per_lane", s.NCOL},
+              {"channel_groups", s.G},
               {"shared_memory_bytes", s.sm_total}};
     }
     return {{"path", plan_.mma ? "tensor-core work queue (fused_kernel.cuh)" : "fp32 FMA work queue (fused_kernel.cuh)"},

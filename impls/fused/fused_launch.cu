@@ -27,9 +27,9 @@ KernelFn pick(const FusedPlan& plan, DType dtype) {
 
 SmallFn pick_small(const SmallPlan& plan, DType dtype) {
   switch (dtype) {
-    case DType::bf16: return small_instance<__nv_bfloat16>(plan.KT);
-    case DType::fp16: return small_instance<__half>(plan.KT);
-    case DType::fp32: return small_instance<float>(plan.KT);
+    case DType::bf16: return small_instance<__nv_bfloat16>(plan.KT, plan.p.NCOL);
+    case DType::fp16: return small_instance<__half>(plan.KT, plan.p.NCOL);
+    case DType::fp32: return small_instance<float>(plan.KT, plan.p.NCOL);
   }
   throw std::logic_error("fused: unknown dtype");
 }

@@ -298,6 +298,15 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
     return plan;
   }
   plan.grid = static_cast<int>(p.B * ceil_div(p.S, rb));
+  // v16: the row loads take only the columns seq has (v3-v15 issued 8 per lane, predicated, for
+  // every seq), and the convolution's positions x head groups are split further by channel
+  // groups until they fill the block (v3-v15: one thread per position; at the seed one warp
+  // did all 32 positions while seven waited).
+  p.NCOL = 1;
+  while (32 * p.NCOL < p.S) p.NCOL *= 2;
+  const int tasks = rb * p.S * (p.O4 / 4);
+  p.G = 1;
+  while (2 * p.G <= std::min(8, p.C) && 2 * p.G * tasks <= kSmallThreads) p.G *= 2;
   return plan;
 }
 

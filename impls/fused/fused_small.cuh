@@ -8,9 +8,11 @@
 //      of both rows (lanes over columns, all loads issued before any is used), reduces max and
 //      sum by shuffles, and writes the probabilities (fp32) into shared memory, with r zero
 //      columns on each side and zero rows outside the tensor: the window needs no bounds checks.
-//   2. Each thread computes whole positions (all output heads, four at a time) by fp32 FMA
-//      against the weights in shared memory laid out [c][u][v][o] (one 16-byte broadcast load
-//      per four heads), adds the bias, writes zeros above the diagonal.
+//   2. The convolution by fp32 FMA against the weights in shared memory laid out [c][u][v][o]
+//      (one 16-byte broadcast load per four heads): a task is one position, four heads and one
+//      of G channel groups (v16; before, a thread took a position's every head and channel);
+//      a position's G tasks are adjacent lanes whose sums meet by shuffles, and the first adds
+//      the bias and stores (zeros above the diagonal).
 #include "harness/device_dtype.cuh"
 #include "impls/fused/fused_math.cuh"
 #include "impls/fused/fused_small_params.h"
@@ -20,8 +22,9 @@
 
 namespace mtabench::fused {
 
-// KT: the kernel width at compile time (3), or 0 for any.
-template <class T, int KT>
+// KT: the kernel width at compile time (3), or 0 for any. NCOL: columns per lane in the row
+// loads (p.NCOL; 32 NCOL >= seq).
+template <class T, int KT, int NCOL>
 __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallParams p) {
   extern __shared__ __align__(16) char smem[];
   float* ws = reinterpret_cast<float*>(smem + p.sm_w);
@@ -48,7 +51,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   // 1. Probabilities of rows i0 - r .. i0 + RB + r - 1, all channels; two pairs per warp.
   const int pairs = halo * p.C;
   for (int pair0 = warp * 2; pair0 < pairs; pair0 += 2 * (kSmallThreads / 32)) {
-    float x[2][kSmallCols];
+    float x[2][NCOL];
     int row_of[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -56,7 +59,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
       const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + (row_of[h] < 0 ? 0 : ip)) * p.S;
 #pragma unroll
-      for (int q = 0; q < kSmallCols; ++q) {
+      for (int q = 0; q < NCOL; ++q) {
         const int j = lane + 32 * q;
         x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(row[j]) * kLog2e : -INFINITY;
       }
@@ -67,12 +70,12 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       if (pair >= pairs) break;
       float m = x[h][0];
 #pragma unroll
-      for (int q = 1; q < kSmallCols; ++q) m = fmaxf(m, x[h][q]);
+      for (int q = 1; q < NCOL; ++q) m = fmaxf(m, x[h][q]);
 #pragma unroll
       for (int o = 16; o; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
       float l = 0.f;
 #pragma unroll
-      for (int q = 0; q < kSmallCols; ++q) {
+      for (int q = 0; q < NCOL; ++q) {
         x[h][q] = row_of[h] >= 0 ? ex2(x[h][q] - m) : 0.f;  // 2^-inf = 0 past the diagonal
         l += x[h][q];
       }
@@ -81,7 +84,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       const float inv = row_of[h] >= 0 ? 1.f / l : 0.f;
       float* dst = pt + pair * p.SP;  // pair = c * halo + pr: the tile is [c][pr][column + r]
 #pragma unroll
-      for (int q = 0; q < kSmallCols; ++q) {
+      for (int q = 0; q < NCOL; ++q) {
         const int j = lane + 32 * q;
         if (j < p.S) dst[j + p.r] = x[h][q] * inv;
       }
@@ -98,33 +101,42 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     bias_s[o] = o < p.O ? to_f(static_cast<const T*>(p.bias)[o]) : 0.f;
   __syncthreads();
 
-  // 2. The convolution: position (ii, j) of the block, all heads, four at a time.
+  // 2. The convolution. Task t: channel group g = t mod G (lanes next to each other), then the
+  // block's position e = (ii, j), then the head group og; every thread runs the same number of
+  // rounds, so every lane reaches the shuffles.
   T* y = static_cast<T*>(p.y);
   const long long plane = static_cast<long long>(p.S) * p.S;
-  for (int e = threadIdx.x; e < p.RB * p.S; e += kSmallThreads) {
-    const int ii = e / p.S, j = e - ii * p.S, i = i0 + ii;
-    if (i >= p.S) break;
-    T* yp = y + (static_cast<long long>(b) * p.O * p.S + i) * p.S + j;
-    for (int oc = 0; oc < p.O; oc += 4) {
-      float acc[4] = {0.f, 0.f, 0.f, 0.f};
-      if (j <= i) {
-        for (int c = 0; c < p.C; ++c) {
+  const int G = p.G, lg = __ffs(G) - 1, positions = p.RB * p.S, tasks = positions * (p.O4 / 4) * G;
+  #pragma unroll 1
+  for (int t0 = 0; t0 < tasks; t0 += kSmallThreads) {
+    const int t = t0 + threadIdx.x, g = t & (G - 1), rest = t >> lg;
+    const int og = rest / positions, e = rest - og * positions;
+    const int ii = e / p.S, j = e - ii * p.S, i = i0 + ii, oc = 4 * og;
+    const bool live = t < tasks && i < p.S;
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    if (live && j <= i) {
+      for (int c = g; c < p.C; c += G) {
 #pragma unroll
-          for (int u = 0; u < K; ++u) {
-            const float* prow = pt + (c * halo + ii + u) * p.SP + j;
-            const float4* wv = reinterpret_cast<const float4*>(ws + ((c * K + u) * K) * p.O4 + oc);
+        for (int u = 0; u < K; ++u) {
+          const float* prow = pt + (c * halo + ii + u) * p.SP + j;
+          const float4* wv = reinterpret_cast<const float4*>(ws + ((c * K + u) * K) * p.O4 + oc);
 #pragma unroll
-            for (int v = 0; v < K; ++v) {
-              const float pv = prow[v];
-              const float4 w4 = wv[v * (p.O4 / 4)];
-              acc[0] = fmaf(w4.x, pv, acc[0]);
-              acc[1] = fmaf(w4.y, pv, acc[1]);
-              acc[2] = fmaf(w4.z, pv, acc[2]);
-              acc[3] = fmaf(w4.w, pv, acc[3]);
-            }
+          for (int v = 0; v < K; ++v) {
+            const float pv = prow[v];
+            const float4 w4 = wv[v * (p.O4 / 4)];
+            acc[0] = fmaf(w4.x, pv, acc[0]);
+            acc[1] = fmaf(w4.y, pv, acc[1]);
+            acc[2] = fmaf(w4.z, pv, acc[2]);
+            acc[3] = fmaf(w4.w, pv, acc[3]);
           }
         }
       }
+    }
+    for (int o = G / 2; o > 0; o /= 2)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) acc[x] += __shfl_xor_sync(0xffffffffu, acc[x], o);
+    if (live && g == 0) {
+      T* yp = y + (static_cast<long long>(b) * p.O * p.S + i) * p.S + j;
 #pragma unroll
       for (int oo = 0; oo < 4; ++oo)
         if (oc + oo < p.O) yp[(oc + oo) * plane] = from_f<T>(j <= i ? acc[oo] + bias_s[oc + oo] : 0.f);

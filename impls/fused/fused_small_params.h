@@ -19,6 +19,8 @@ struct SmallParams {
   int O4;       // heads_out rounded up to 4 (zero weights beyond O)
   int SP;       // probability row pitch: S + 2r
   int sm_w, sm_bias, sm_p, sm_total;  // shared memory offsets (bytes)
+  int NCOL;     // columns per lane in the row loads: a power of two with 32 NCOL >= S (a template parameter too)
+  int G;        // channel groups of the convolution (a power of two <= 8, <= C): adjacent lanes, summed by shuffles
 };
 
 }  // namespace mtabench::fused

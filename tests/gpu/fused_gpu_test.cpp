@@ -101,11 +101,14 @@ TEST(FusedGpu, FourChannelVectorFill) {
 }
 
 // The small-seq path's corners: more output heads than threads in a block (fp32 allows any
-// heads_out), seq 1 over many batches, every k with one input head.
+// heads_out), seq 1 over many batches, every k with one input head; channel groups (v16) that
+// do not divide heads_in (4 groups of 5, 8 of 9) and two head groups with 2 columns per lane.
 TEST(FusedGpu, SmallPathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("small", {{1, 64, 1, 1, 300, DType::fp32}, {3, 1, 700, 2, 3, DType::bf16},
-                               {11, 40, 2, 1, 5, DType::fp16},  {5, 256, 3, 2, 9, DType::fp32}});
+                               {11, 40, 2, 1, 5, DType::fp16},  {5, 256, 3, 2, 9, DType::fp32},
+                               {3, 17, 1, 5, 3, DType::bf16},   {7, 33, 2, 13, 6, DType::fp16},
+                               {3, 24, 1, 9, 3, DType::fp32},   {3, 9, 300, 4, 4, DType::bf16}});
 }
 
 // The ldmatrix path's corners (v4; the plan test LdmatrixPathTakesTheseShapes pins which tile

@@ -252,6 +252,38 @@ TEST(FusedSmallPlan, SpreadsRowsOverTheGpuAndFitsSharedMemory) {
   EXPECT_EQ(odd.grid, 61);
 }
 
+// v16: the row loads' columns per lane follow seq, and the convolution's tasks (position, four
+// heads, channel group) are split by channel groups only while they still fit the block: the
+// seed's 32 positions x 1 head group x 4 channel groups = 128 tasks; a position's groups are
+// adjacent lanes of one warp (G a power of two <= 8), summed by shuffles.
+TEST(FusedSmallPlan, ColumnsPerLaneAndChannelGroupsFitTheBlock) {
+  const SmallPlan seed = make_small_plan(shape(3, 32, 2, 4, 4, DType::bf16), 227 * 1024, 132);
+  ASSERT_TRUE(seed.why_not.empty());
+  EXPECT_EQ(seed.p.NCOL, 1);
+  EXPECT_EQ(seed.p.G, 4);
+  const SmallPlan s128 = make_small_plan(shape(3, 128, 2, 4, 4, DType::bf16), 227 * 1024, 132);
+  EXPECT_EQ(s128.p.NCOL, 4);
+  EXPECT_EQ(s128.p.G, 2);  // 128 positions x 2 = 256 tasks
+  std::mt19937 rng(11);
+  for (int n = 0; n < 300; ++n) {
+    const Workload w = shape(1 + 2 * static_cast<int>(rng() % 6), 1 + rng() % 256, 1 + rng() % 4, 1 + rng() % 24,
+                             1 + rng() % 40, static_cast<DType>(rng() % 3));
+    const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
+    if (!sp.why_not.empty()) continue;
+    SCOPED_TRACE(w.shape_string());
+    const SmallParams& p = sp.p;
+    EXPECT_EQ(p.NCOL & (p.NCOL - 1), 0);
+    EXPECT_GE(32 * p.NCOL, p.S);
+    EXPECT_LE(p.NCOL, kSmallCols);
+    if (p.NCOL > 1) EXPECT_LT(16 * p.NCOL, p.S);  // the fewest that cover seq
+    EXPECT_EQ(p.G & (p.G - 1), 0);
+    EXPECT_GE(p.G, 1);
+    EXPECT_LE(p.G, std::min(8, p.C));
+    const long long tasks = static_cast<long long>(p.RB) * p.S * (p.O4 / 4);
+    if (p.G > 1) EXPECT_LE(p.G * tasks, kSmallThreads);
+  }
+}
+
 TEST(FusedSmallPlan, RowsPerBlockStopAtTheSeq) {
   // seq 1 over many batches: more rows per block would only be halo rows of zeros.
   const SmallPlan p = make_small_plan(shape(3, 1, 4096, 2, 3, DType::fp32), 227 * 1024, 132);
