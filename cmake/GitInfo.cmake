@@ -1,12 +1,28 @@
-# Run at build time: writes OUT with the commit of SRC, whether the tree is dirty, and the digest
-# of the source files (cmake/SourceDigest.cmake).
+# Run at build time: writes OUT with the commit of SRC, whether the tree is dirty ("unknown" and
+# false where SRC is not the top of a git checkout), and the digest of the source files
+# (cmake/SourceDigest.cmake).
 include(${CMAKE_CURRENT_LIST_DIR}/SourceDigest.cmake)
 set(commit "unknown")
 set(dirty "false")
 find_package(Git QUIET)
 if(GIT_FOUND)
-  execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SRC} rev-parse HEAD
-                  OUTPUT_VARIABLE c RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  # Only a checkout's own top: a tree exported into a folder of another checkout (`git archive
+  # BRANCH | tar -x -C ab/b`, as tools/gpu-ab.sh builds it) would otherwise record the enclosing
+  # checkout's commit and status, which describe other files (records of 2026-11-30 named main's
+  # commit for branch trees). Its source_digest still pins what was built.
+  execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SRC} rev-parse --show-toplevel
+                  OUTPUT_VARIABLE top RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(rc EQUAL 0)
+    file(REAL_PATH "${top}" top)
+    file(REAL_PATH "${SRC}" src_real)
+    if(NOT top STREQUAL src_real)
+      set(rc 1)
+    endif()
+  endif()
+  if(rc EQUAL 0)
+    execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SRC} rev-parse HEAD
+                    OUTPUT_VARIABLE c RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+  endif()
   if(rc EQUAL 0)
     set(commit "${c}")
     execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SRC} status --porcelain --untracked-files=no
