@@ -49,6 +49,26 @@ MTABENCH_HD inline KIndex split_k(const FusedParams& p, int kk) {
   return x;
 }
 
+// ---- four-channel vector fill (fill4, fused_tiles.cuh) --------------------------------------
+// Task (halo row pr, vector v) writes its 64 bytes (eight columns x four channels, four 16-byte
+// chunks) from tile byte fill4_tile_byte. A warp's 16-byte stores are served a quarter-warp (8
+// lanes) at a time, and 8 adjacent tasks are 8 adjacent vectors of a row: 64 bytes apart, so
+// with the chunks in order every quarter hits two of the eight 16-byte bank groups (v14: 4-way,
+// 20% of the kernel's shared wavefronts at seq 4096; v17b, JOURNAL.md). v18: store x of a task
+// writes chunk x ^ fill4_chunk_xor(v), which differs between the four vectors of each parity in
+// a quarter: conflict-free but where a quarter wraps to the next row.
+struct Fill4Slot {
+  int pr, v;
+};
+// Tasks are row-major: adjacent lanes read adjacent 16 bytes of a score row (v17's lane pairs
+// over rows made the loads gather 16 rows each: +7%).
+MTABENCH_HD inline Fill4Slot fill4_task(const FusedParams& p, int task) {
+  const int nv = p.TJ / 8 + 2, pr = task / nv;
+  return {pr, task - pr * nv};
+}
+MTABENCH_HD inline int fill4_tile_byte(const FusedParams& p, int pr, int v) { return (pr * p.PW + 8 * v) * 8; }
+MTABENCH_HD inline int fill4_chunk_xor(int v) { return (v >> 1) & 3; }
+
 // ---- wgmma path (fused_wgmma.cuh) ------------------------------------------------------------
 // Byte offset in the channel-chunk-major probability tile of (tile row, tile column, channel).
 MTABENCH_HD inline int chunked_offset(const FusedParams& p, int row, int col, int c) {

@@ -74,10 +74,9 @@ struct Fill4Task {
 template <class T>
 __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long long i0, long long j0, int task,
                                            Fill4Task& t) {
-  const int nv = p.TJ / 8 + 2;
-  const int pr = task / nv, v = task - pr * nv;
-  const long long ip = i0 - p.r + pr, jg = j0 - 8 + 8 * v;
-  t.n = (task >= (p.R + 2 * p.r) * nv || ip < 0 || ip >= p.S || jg < 0)
+  const Fill4Slot at = fill4_task(p, task);
+  const long long ip = i0 - p.r + at.pr, jg = j0 - 8 + 8 * at.v;
+  t.n = (task >= (p.R + 2 * p.r) * (p.TJ / 8 + 2) || ip < 0 || ip >= p.S || jg < 0)
             ? 0
             : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
   // Every word written, loaded or not: the task's registers are then dead after its math, and
@@ -92,8 +91,8 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
 template <class T>
 __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2* st, unsigned* dst, int task,
                                              const Fill4Task& t) {
-  const int nv = p.TJ / 8 + 2;
-  const int pr = task / nv, v = task - pr * nv;
+  const Fill4Slot at = fill4_task(p, task);
+  const int pr = at.pr, v = at.v;
   uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
 #pragma unroll
   for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
@@ -122,9 +121,15 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2*
       }
     }
   }
-  uint4* d = reinterpret_cast<uint4*>(dst + (pr * p.PW + 8 * v) * 2);
+  // Store x writes chunk x ^ sx (fill4_chunk_xor: no bank conflicts in a quarter-warp); its
+  // data out[x ^ sx] comes from two stages of selects (a register array takes no run-time index).
+  const int sx = fill4_chunk_xor(v);
+  char* d = reinterpret_cast<char*>(dst) + fill4_tile_byte(p, pr, v);
+  uint4 a[4];
 #pragma unroll
-  for (int x = 0; x < 4; ++x) d[x] = out[x];
+  for (int x = 0; x < 4; ++x) a[x] = (sx & 1) ? out[x ^ 1] : out[x];
+#pragma unroll
+  for (int x = 0; x < 4; ++x) *reinterpret_cast<uint4*>(d + 16 * (x ^ sx)) = (sx & 2) ? a[x ^ 2] : a[x];
 }
 
 // The whole tile; `first` is task threadIdx.x, already loaded by the caller (fill4_load).

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -180,6 +181,55 @@ TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
   const FusedPlan f = make_plan(shape(5, 4096, 1, 4, 4, DType::bf16), 227 * 1024);
   EXPECT_EQ(f.p.NPAIR, 3);  // r even: the six window columns from col0, three chunks
   EXPECT_EQ(f.p.ksteps, 8);
+}
+
+// v18: the four-channel fill's tasks (fill4_task) are every (halo row, vector) of the tile once,
+// row-major (adjacent lanes read adjacent 16 bytes of a score row), and each task's four
+// 16-byte stores write its four chunks. A warp's 16-byte shared-memory access is served a
+// quarter-warp (8 lanes) at a time, one wavefront per distinct address in a bank group: with the
+// chunks in order (v14) a quarter takes 4; with fill4_chunk_xor at most 2 (where a quarter wraps
+// to the next row) and at most 1.35x the least over the tile (Nsight Compute measured v14's
+// stores at 16 wavefronts per warp store, and v17's conflict-free lane pairs at 4).
+TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
+  int checked = 0;
+  for (int k : {1, 3, 5, 7, 9, 11})
+    for (int ci : {3, 4})
+      for (int co : {1, 2, 3, 4})
+        for (int seq : {520, 1000, 4096}) {
+          const Workload w = shape(k, seq, 2, ci, co, DType::bf16);
+          SCOPED_TRACE(w.shape_string());
+          const FusedPlan plan = make_plan(w, 227 * 1024);
+          ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
+          const FusedParams& p = plan.p;
+          if (!p.fill4) continue;
+          ++checked;
+          const int rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2, tasks = rows * nv;
+          std::set<std::pair<int, int>> seen;
+          for (int task = 0; task < tasks; ++task) {
+            const Fill4Slot at = fill4_task(p, task);
+            ASSERT_TRUE(at.pr >= 0 && at.pr < rows && at.v >= 0 && at.v < nv) << task;
+            EXPECT_TRUE(seen.insert({at.pr, at.v}).second) << "task " << task << " repeats a vector";
+            if (task % nv != 0) EXPECT_EQ(fill4_task(p, task - 1).v + 1, at.v) << task;  // row-major
+            std::set<int> chunks;
+            for (int x = 0; x < 4; ++x) chunks.insert(x ^ fill4_chunk_xor(at.v));
+            EXPECT_EQ(chunks, (std::set<int>{0, 1, 2, 3})) << task;
+          }
+          long long wavefronts = 0, least = 0;
+          for (int q0 = 0; q0 < tasks; q0 += 8)
+            for (int x = 0; x < 4; ++x) {
+              int lanes_per_group[8] = {};
+              for (int task = q0; task < std::min(q0 + 8, tasks); ++task) {
+                const Fill4Slot at = fill4_task(p, task);
+                ++lanes_per_group[(fill4_tile_byte(p, at.pr, at.v) + 16 * (x ^ fill4_chunk_xor(at.v))) / 16 % 8];
+              }
+              const int most = *std::max_element(lanes_per_group, lanes_per_group + 8);
+              EXPECT_LE(most, 2) << "quarter-warp at task " << q0;
+              wavefronts += most;
+              ++least;
+            }
+          EXPECT_LE(wavefronts * 20, least * 27);
+        }
+  EXPECT_EQ(checked, 144);
 }
 
 TEST(FusedPlan, LargeWeightsStreamThroughSharedMemory) {
