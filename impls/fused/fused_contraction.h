@@ -62,8 +62,10 @@ struct Fill4Slot {
 };
 // Tasks are row-major: adjacent lanes read adjacent 16 bytes of a score row (v17's lane pairs
 // over rows made the loads gather 16 rows each: +7%).
+MTABENCH_HD inline int fill4_vectors(const FusedParams& p) { return p.TJ / 8 + 2; }  // per halo row
+MTABENCH_HD inline int fill4_tasks(const FusedParams& p) { return (p.R + 2 * p.r) * fill4_vectors(p); }
 MTABENCH_HD inline Fill4Slot fill4_task(const FusedParams& p, int task) {
-  const int nv = p.TJ / 8 + 2, pr = task / nv;
+  const int nv = fill4_vectors(p), pr = task / nv;
   return {pr, task - pr * nv};
 }
 MTABENCH_HD inline int fill4_tile_byte(const FusedParams& p, int pr, int v) { return (pr * p.PW + 8 * v) * 8; }

@@ -76,7 +76,7 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
                                            Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
   const long long ip = i0 - p.r + at.pr, jg = j0 - 8 + 8 * at.v;
-  t.n = (task >= (p.R + 2 * p.r) * (p.TJ / 8 + 2) || ip < 0 || ip >= p.S || jg < 0)
+  t.n = (task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
             ? 0
             : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
   // Every word written, loaded or not: the task's registers are then dead after its math, and
@@ -136,7 +136,7 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2*
 template <class T>
 __device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsigned* dst, int b, long long i0,
                                     long long j0, const Fill4Task& first) {
-  const int tasks = (p.R + 2 * p.r) * (p.TJ / 8 + 2);
+  const int tasks = fill4_tasks(p);
   Fill4Task t = first;
   #pragma unroll 1
   for (int task = threadIdx.x; task < tasks;) {

@@ -204,6 +204,7 @@ TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
           if (!p.fill4) continue;
           ++checked;
           const int rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2, tasks = rows * nv;
+          ASSERT_EQ(fill4_tasks(p), tasks);  // the kernel's task count
           std::set<std::pair<int, int>> seen;
           for (int task = 0; task < tasks; ++task) {
             const Fill4Slot at = fill4_task(p, task);
