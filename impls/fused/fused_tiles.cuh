@@ -97,11 +97,16 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2*
 #pragma unroll
   for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
   if (t.n > 0) {
+    // v20: no test per element. A channel >= C (heads_in 3) has raw 0 and max + log2 sum 0, so
+    // its probability is 1, finite, and meets a zero weight (weight_bits); v18 selected 0 for it
+    // per element, and with C a run-time value ptxas predicated every EX2 and zeroed its
+    // register first. Columns past the diagonal (t.n < 8) are zeroed per word, only on the
+    // tasks that cross it.
     float mb[4];
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 1.f);
-      mb[c] = sv.x - __log2f(sv.y);  // max + log2(sum)
+      mb[c] = sv.x - lg2(sv.y);  // max + log2(sum); 1 / sum >= 1 / seq is never denormal
     }
     unsigned* o = reinterpret_cast<unsigned*>(out);
 #pragma unroll
@@ -110,15 +115,19 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2*
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
         const float2 x = unpack2<T>((&t.raw[c].x)[h]);
-        pc[c][0] = c < p.C ? ex2(fmaf(x.x, kLog2e, -mb[c])) : 0.f;
-        pc[c][1] = c < p.C ? ex2(fmaf(x.y, kLog2e, -mb[c])) : 0.f;
+        pc[c][0] = ex2(fmaf(x.x, kLog2e, -mb[c]));
+        pc[c][1] = ex2(fmaf(x.y, kLog2e, -mb[c]));
       }
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const bool ok = 2 * h + e < t.n;
-        o[(2 * h + e) * 2] = ok ? pack2<T>(pc[0][e], pc[1][e]) : 0u;
-        o[(2 * h + e) * 2 + 1] = ok ? pack2<T>(pc[2][e], pc[3][e]) : 0u;
+        o[(2 * h + e) * 2] = pack2<T>(pc[0][e], pc[1][e]);
+        o[(2 * h + e) * 2 + 1] = pack2<T>(pc[2][e], pc[3][e]);
       }
+    }
+    if (t.n < 8) {
+#pragma unroll
+      for (int col = 0; col < 8; ++col)
+        if (col >= t.n) o[2 * col] = o[2 * col + 1] = 0u;
     }
   }
   // Store x writes chunk x ^ sx (fill4_chunk_xor: no bank conflicts in a quarter-warp); its
