@@ -203,20 +203,32 @@ __device__ __forceinline__ void wait_ready(const unsigned* flag) {
 }
 
 // ---- conv item: statistics of the tile's rows ----------------------------------------------------
-template <class T>
+// The statistics of the tile's halo rows in shared memory. MB = false: (max, 1 / sum) per (row,
+// channel), float2 [row][C]. MB = true (the four-channel fill, v21): max + log2(sum) per (row,
+// channel), float4 [row][4], 0 for a channel >= C (its raw scores are 0, so its probability is 1
+// and meets a zero weight); once per row and channel here instead of once per fill task (each
+// of a row's vectors took four log2s: v20's fill).
+template <class T, bool MB = false>
 __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0) {
   float2* st = reinterpret_cast<float2*>(smem + p.sm_stats);
+  float* mb = reinterpret_cast<float*>(smem + p.sm_stats);
   const int halo_rows = p.R + 2 * p.r;
   if (p.local_stats) {
     const T* scores = static_cast<const T*>(p.scores);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (MB && p.C < 4)
+      for (int e = threadIdx.x; e < halo_rows * (4 - p.C); e += kThreads)
+        mb[e / (4 - p.C) * 4 + p.C + e % (4 - p.C)] = 0.f;
     #pragma unroll 1
     for (int pair = warp; pair < halo_rows * p.C; pair += kWarps) {
       const int pr = pair / p.C, c = pair - pr * p.C;
       const long long ip = i0 - p.r + pr;
       float2 ml = make_float2(-INFINITY, 0.f);
       if (ip >= 0 && ip < p.S) ml = row_stats(scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S, 0, ip + 1);
-      if (lane == 0) st[pair] = make_float2(ml.x, ml.y > 0.f ? 1.f / ml.y : 0.f);
+      if (lane == 0) {
+        if (MB) mb[pr * 4 + c] = ml.y > 0.f ? ml.x + lg2(ml.y) : 0.f;
+        else st[pair] = make_float2(ml.x, ml.y > 0.f ? 1.f / ml.y : 0.f);
+      }
     }
   } else {
     // Rows i0 - r .. i0 + R + r - 1 lie in bands q - 1, q, q + 1 (r <= R). v10: each (row,
@@ -225,16 +237,18 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
     // dependent round trips with the block idle).
     const int q = static_cast<int>(i0 / p.R);
     const unsigned* ready = p.band_ready + b * p.Q + q;
+    const int nc = MB ? 4 : p.C;
     #pragma unroll 1
-    for (int pair = threadIdx.x; pair < halo_rows * p.C; pair += kThreads) {
-      const int pr = pair / p.C, c = pair - pr * p.C;
+    for (int pair = threadIdx.x; pair < halo_rows * nc; pair += kThreads) {
+      const int pr = pair / nc, c = pair - pr * nc;
       const long long ip = i0 - p.r + pr;
       float2 v = make_float2(-INFINITY, 0.f);
-      if (ip >= 0 && ip < p.S) {
+      if (ip >= 0 && ip < p.S && (!MB || c < p.C)) {
         wait_ready(ready + (pr < p.r ? -1 : pr >= p.R + p.r ? 1 : 0));
         v = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
       }
-      st[pair] = v;
+      if (MB) mb[pair] = v.y > 0.f ? v.x - lg2(v.y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
+      else st[pair] = v;
     }
   }
   __syncthreads();

@@ -76,7 +76,7 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
                                            Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
   const long long ip = i0 - p.r + at.pr, jg = j0 - 8 + 8 * at.v;
-  t.n = (task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
+  t.n = (task >= fill4_tasks(p) || at.pr >= p.R + 2 * p.r || ip < 0 || ip >= p.S || jg < 0)
             ? 0
             : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
   // Every word written, loaded or not: the task's registers are then dead after its math, and
@@ -89,10 +89,9 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
 }
 
 template <class T>
-__device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2* st, unsigned* dst, int task,
+__device__ __forceinline__ void fill4_finish(const FusedParams& p, const float4* mbs, unsigned* dst, int task,
                                              const Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
-  const int pr = at.pr, v = at.v;
   uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
 #pragma unroll
   for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
@@ -101,13 +100,10 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2*
     // its probability is 1, finite, and meets a zero weight (weight_bits); v18 selected 0 for it
     // per element, and with C a run-time value ptxas predicated every EX2 and zeroed its
     // register first. Columns past the diagonal (t.n < 8) are zeroed per word, only on the
-    // tasks that cross it.
-    float mb[4];
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 1.f);
-      mb[c] = sv.x - lg2(sv.y);  // max + log2(sum); 1 / sum >= 1 / seq is never denormal
-    }
+    // tasks that cross it. v21: max + log2 sum of the row's four channels in one 16-byte load
+    // (tile_stats<T, true>).
+    const float4 m4 = mbs[at.pr];
+    const float mb[4] = {m4.x, m4.y, m4.z, m4.w};
     unsigned* o = reinterpret_cast<unsigned*>(out);
 #pragma unroll
     for (int h = 0; h < 4; ++h) {  // column pair (2h, 2h + 1)
@@ -130,26 +126,22 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float2*
         if (col >= t.n) o[2 * col] = o[2 * col + 1] = 0u;
     }
   }
-  // Store x writes chunk x ^ sx (fill4_chunk_xor: no bank conflicts in a quarter-warp); its
-  // data out[x ^ sx] comes from two stages of selects (a register array takes no run-time index).
-  const int sx = fill4_chunk_xor(v);
-  char* d = reinterpret_cast<char*>(dst) + fill4_tile_byte(p, pr, v);
-  uint4 a[4];
+  // The chunks in order: the task order and the row pitch keep a quarter-warp's stores in 8
+  // different bank groups (fused_contraction.h).
+  uint4* d = reinterpret_cast<uint4*>(reinterpret_cast<char*>(dst) + fill4_tile_byte(p, at.pr, at.v));
 #pragma unroll
-  for (int x = 0; x < 4; ++x) a[x] = (sx & 1) ? out[x ^ 1] : out[x];
-#pragma unroll
-  for (int x = 0; x < 4; ++x) *reinterpret_cast<uint4*>(d + 16 * (x ^ sx)) = (sx & 2) ? a[x ^ 2] : a[x];
+  for (int x = 0; x < 4; ++x) d[x] = out[x];
 }
 
 // The whole tile; `first` is task threadIdx.x, already loaded by the caller (fill4_load).
 template <class T>
-__device__ void fill_probabilities4(const FusedParams& p, const float2* st, unsigned* dst, int b, long long i0,
+__device__ void fill_probabilities4(const FusedParams& p, const float4* mbs, unsigned* dst, int b, long long i0,
                                     long long j0, const Fill4Task& first) {
   const int tasks = fill4_tasks(p);
   Fill4Task t = first;
   #pragma unroll 1
   for (int task = threadIdx.x; task < tasks;) {
-    fill4_finish<T>(p, st, dst, task, t);  // one copy of the math
+    fill4_finish<T>(p, mbs, dst, task, t);  // one copy of the math
     task += kThreads;
     if (task < tasks) fill4_load<T>(p, b, i0, j0, task, t);
   }
