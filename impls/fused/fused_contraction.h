@@ -51,31 +51,30 @@ MTABENCH_HD inline KIndex split_k(const FusedParams& p, int kk) {
 
 // ---- four-channel vector fill (fill4, fused_tiles.cuh) --------------------------------------
 // Task (halo row pr, vector v) writes its 64 bytes (eight columns x four channels, four 16-byte
-// chunks, in order) from tile byte fill4_tile_byte. A warp's 16-byte shared-memory stores are
-// served a quarter-warp (8 lanes) at a time, one wavefront per distinct address in each of the
-// eight 16-byte bank groups. v21: a quarter's 8 tasks are 4 rows x 2 adjacent vectors, and a
-// tile row is an odd number of 16-byte units past a multiple of 8 (PW = TJ + 18 columns of 8
-// bytes: 73 units at TJ 128), so the quarter's 8 tasks start in 8 different bank groups and
-// every store is one wavefront per quarter. (v14's row-major quarters, 8 vectors of one row
-// 64 bytes apart, hit 2 groups: 4 wavefronts; v18 cured that by rotating each lane's store
-// order, 32 selects per task.) A warp's 4 quarters are adjacent vector pairs of the same 4 rows,
-// so its 16-byte loads read 128 contiguous bytes of each row (v17's 16 rows per load: +7%).
+// chunks) from tile byte fill4_tile_byte. A warp's 16-byte stores are served a quarter-warp (8
+// lanes) at a time, and 8 adjacent tasks are 8 adjacent vectors of a row: 64 bytes apart, so
+// with the chunks in order every quarter hits two of the eight 16-byte bank groups (v14: 4-way,
+// 20% of the kernel's shared wavefronts at seq 4096; v17b, JOURNAL.md). v18: store x of a task
+// writes chunk x ^ fill4_chunk_xor(v), which differs between the four vectors of each parity in
+// a quarter: conflict-free but where a quarter wraps to the next row. (v21 made quarters of 4
+// rows x 2 vectors instead, conflict-free without the rotation; its loads then read 4 rows per
+// quarter-warp and it was 3% slower: JOURNAL.md v21.)
 struct Fill4Slot {
   int pr, v;
 };
-MTABENCH_HD inline int fill4_vectors(const FusedParams& p) { return p.TJ / 8 + 2; }  // per halo row, even
-// Halo rows rounded up to a multiple of 4: the tile's extra rows are written (zeros), never read.
-MTABENCH_HD inline int fill4_rows(const FusedParams& p) { return (p.R + 2 * p.r + 3) / 4 * 4; }
-MTABENCH_HD inline int fill4_tasks(const FusedParams& p) { return fill4_rows(p) * fill4_vectors(p); }
-// ceil(2^32 / d): q * magic >> 32 = q / d for the few thousand q a tile has (checked by the plan
-// test); a multiply-high instead of the ten-instruction integer division.
+// Tasks are row-major: adjacent lanes read adjacent 16 bytes of a score row (v17's lane pairs
+// over rows made the loads gather 16 rows each: +7%).
+MTABENCH_HD inline int fill4_vectors(const FusedParams& p) { return p.TJ / 8 + 2; }  // per halo row
+MTABENCH_HD inline int fill4_tasks(const FusedParams& p) { return (p.R + 2 * p.r) * fill4_vectors(p); }
+// ceil(2^32 / d): q * magic >> 32 = q / d for the few hundred q a tile has (checked by the plan
+// test); a multiply-high instead of the ten-instruction integer division (v21b).
 inline unsigned fill4_magic(int d) { return static_cast<unsigned>((0x100000000ull + d - 1) / d); }
 MTABENCH_HD inline Fill4Slot fill4_task(const FusedParams& p, int task) {
-  const unsigned quarter = static_cast<unsigned>(task) >> 3, pairs = static_cast<unsigned>(fill4_vectors(p) / 2);
-  const unsigned quad = static_cast<unsigned>((static_cast<unsigned long long>(quarter) * p.fill4_magic) >> 32);
-  return {static_cast<int>(4 * quad + ((task >> 1) & 3)), static_cast<int>(2 * (quarter - quad * pairs) + (task & 1))};
+  const int pr = static_cast<int>((static_cast<unsigned long long>(static_cast<unsigned>(task)) * p.fill4_magic) >> 32);
+  return {pr, task - pr * fill4_vectors(p)};
 }
 MTABENCH_HD inline int fill4_tile_byte(const FusedParams& p, int pr, int v) { return (pr * p.PW + 8 * v) * 8; }
+MTABENCH_HD inline int fill4_chunk_xor(int v) { return (v >> 1) & 3; }
 
 // ---- wgmma path (fused_wgmma.cuh) ------------------------------------------------------------
 // Byte offset in the channel-chunk-major probability tile of (tile row, tile column, channel).

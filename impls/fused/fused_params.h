@@ -39,7 +39,7 @@ struct FusedParams {
   int Q;   // bands per batch
   // Tensor-core (mma) layout: channels padded to Cp (even); the probability tile stores Cp
   // values per (row, column) with a column pitch of pitch_w 32-bit words; PW = TJ + 2r columns
-  // (TJ + 16 on the ldmatrix path, TJ + 18 with fill4).
+  // (TJ + 16 on the ldmatrix path and with fill4).
   int Cp, pitch_w, PW;
   // Four-channel vector fill (heads_in 3 or 4, 16-bit types, seq a multiple of 8) and the
   // ldmatrix path: the tile's column 0 is output column j0 - 8, so 16-byte loads line up;
@@ -48,7 +48,7 @@ struct FusedParams {
   // fill4 (v7): A fragments by ldmatrix from 16-byte chunks (two columns x four channels); a
   // window row is NPAIR chunks from tile column col0 - (r & 1), NCH = K * NPAIR chunks in all.
   int NPAIR;
-  unsigned fill4_magic;  // fill4_magic(fill4_vectors / 2): fill4_task's division (fused_contraction.h)
+  unsigned fill4_magic;  // fill4_magic(fill4_vectors): fill4_task's division (fused_contraction.h)
   int NT;      // n-tiles of 8 output heads (a template parameter of the kernel too)
   // Column interleave for few heads (heads_out <= 4): the 8 n-columns of an n-tile are
   // (head, h) with h < H = 8/O4, and output column h of a position pair reads the window shifted

@@ -107,10 +107,8 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   const int elem = static_cast<int>(dtype_size(w.dtype));
   auto layout = [&](int tj, int kchunk) {
     p.TJ = tj;
-    // fill4: two more columns than the ldmatrix path's TJ + 16, so that a row is an odd number
-    // of 16-byte units past a multiple of 8 (the fill's stores without bank conflicts, v21).
-    p.PW = p.fill4 ? tj + 18 : p.ldsm ? tj + 16 : tj + 2 * p.r;
-    p.fill4_magic = p.fill4 ? fill4_magic(fill4_vectors(p) / 2) : 0u;
+    p.PW = p.fill4 || p.ldsm ? tj + 16 : tj + 2 * p.r;
+    p.fill4_magic = p.fill4 ? fill4_magic(fill4_vectors(p)) : 0u;
     p.kchunk = kchunk;
     int off = 0;
     p.sm_w = off;
@@ -123,7 +121,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     p.sm_stats = off;
     off += align16(halo_rows * p.C * 8);
     p.sm_p = off;
-    if (plan.mma) off += align16((p.fill4 ? fill4_rows(p) : halo_rows) * p.PW * p.pitch_w * 4);
+    if (plan.mma) off += align16(halo_rows * p.PW * p.pitch_w * 4);
     else off += align16(p.CG * halo_rows * ((p.PW + 3) / 4 * 4) * 4);
     // + 8 (ldmatrix path) or + 16 (interleave: a head is then 8 banks from the next, v7): the t
     // lanes' heads in different banks.

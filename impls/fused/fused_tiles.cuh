@@ -76,7 +76,7 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
                                            Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
   const long long ip = i0 - p.r + at.pr, jg = j0 - 8 + 8 * at.v;
-  t.n = (task >= fill4_tasks(p) || at.pr >= p.R + 2 * p.r || ip < 0 || ip >= p.S || jg < 0)
+  t.n = (task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
             ? 0
             : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
   // Every word written, loaded or not: the task's registers are then dead after its math, and
@@ -126,11 +126,15 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float4*
         if (col >= t.n) o[2 * col] = o[2 * col + 1] = 0u;
     }
   }
-  // The chunks in order: the task order and the row pitch keep a quarter-warp's stores in 8
-  // different bank groups (fused_contraction.h).
-  uint4* d = reinterpret_cast<uint4*>(reinterpret_cast<char*>(dst) + fill4_tile_byte(p, at.pr, at.v));
+  // Store x writes chunk x ^ sx (fill4_chunk_xor: no bank conflicts in a quarter-warp); its
+  // data out[x ^ sx] comes from two stages of selects (a register array takes no run-time index).
+  const int sx = fill4_chunk_xor(at.v);
+  char* d = reinterpret_cast<char*>(dst) + fill4_tile_byte(p, at.pr, at.v);
+  uint4 a[4];
 #pragma unroll
-  for (int x = 0; x < 4; ++x) d[x] = out[x];
+  for (int x = 0; x < 4; ++x) a[x] = (sx & 1) ? out[x ^ 1] : out[x];
+#pragma unroll
+  for (int x = 0; x < 4; ++x) *reinterpret_cast<uint4*>(d + 16 * (x ^ sx)) = (sx & 2) ? a[x ^ 2] : a[x];
 }
 
 // The whole tile; `first` is task threadIdx.x, already loaded by the caller (fill4_load).

@@ -183,13 +183,13 @@ TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
   EXPECT_EQ(f.p.ksteps, 8);
 }
 
-// v21: the four-channel fill's tasks (fill4_task) are every (row, vector) of the tile once, the
-// halo rows rounded up to a multiple of 4; fill4_task's multiply-high is the exact division. A
-// warp's 16-byte shared-memory access is served a quarter-warp (8 lanes) at a time, one wavefront
-// per distinct address in each of the eight 16-byte bank groups: every store of the fill takes
-// one wavefront per quarter (v14's row-major quarters took 4, v18's rotated stores at most 2).
-// A warp's loads read each of its rows' vectors as one contiguous run (v17's scattered rows
-// were 7% slower).
+// v18: the four-channel fill's tasks (fill4_task, its division a multiply-high since v21b) are
+// every (halo row, vector) of the tile once, row-major (adjacent lanes read adjacent 16 bytes of
+// a score row), and each task's four 16-byte stores write its four chunks. A warp's 16-byte shared-memory access is served a
+// quarter-warp (8 lanes) at a time, one wavefront per distinct address in a bank group: with the
+// chunks in order (v14) a quarter takes 4; with fill4_chunk_xor at most 2 (where a quarter wraps
+// to the next row) and at most 1.35x the least over the tile (Nsight Compute measured v14's
+// stores at 16 wavefronts per warp store, and v17's conflict-free lane pairs at 4).
 TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
   int checked = 0;
   for (int k : {1, 3, 5, 7, 9, 11})
@@ -203,36 +203,33 @@ TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
           const FusedParams& p = plan.p;
           if (!p.fill4) continue;
           ++checked;
-          const int halo = p.R + 2 * p.r, rows = (halo + 3) / 4 * 4, nv = p.TJ / 8 + 2, tasks = rows * nv;
-          ASSERT_EQ(fill4_rows(p), rows);
+          const int rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2, tasks = rows * nv;
           ASSERT_EQ(fill4_tasks(p), tasks);  // the kernel's task count
           std::set<std::pair<int, int>> seen;
           for (int task = 0; task < tasks; ++task) {
             const Fill4Slot at = fill4_task(p, task);
-            ASSERT_EQ(at.pr, 4 * ((task / 8) / (nv / 2)) + (task / 2) % 4) << task;  // the exact division
+            ASSERT_EQ(at.pr, task / nv) << task;  // fill4_magic's multiply-high is the division
             ASSERT_TRUE(at.pr >= 0 && at.pr < rows && at.v >= 0 && at.v < nv) << task;
             EXPECT_TRUE(seen.insert({at.pr, at.v}).second) << "task " << task << " repeats a vector";
+            if (task % nv != 0) EXPECT_EQ(fill4_task(p, task - 1).v + 1, at.v) << task;  // row-major
+            std::set<int> chunks;
+            for (int x = 0; x < 4; ++x) chunks.insert(x ^ fill4_chunk_xor(at.v));
+            EXPECT_EQ(chunks, (std::set<int>{0, 1, 2, 3})) << task;
           }
-          for (int w0 = 0; w0 < tasks; w0 += 32) {
-            std::map<int, std::set<int>> vectors_of_row;
-            for (int task = w0; task < std::min(w0 + 32, tasks); ++task) {
-              const Fill4Slot at = fill4_task(p, task);
-              vectors_of_row[at.pr].insert(at.v);
-            }
-            for (const auto& [row, vs] : vectors_of_row)
-              EXPECT_EQ(*vs.rbegin() - *vs.begin() + 1, static_cast<int>(vs.size())) << "warp at task " << w0 << ", row " << row;
-          }
+          long long wavefronts = 0, least = 0;
           for (int q0 = 0; q0 < tasks; q0 += 8)
             for (int x = 0; x < 4; ++x) {
               int lanes_per_group[8] = {};
               for (int task = q0; task < std::min(q0 + 8, tasks); ++task) {
                 const Fill4Slot at = fill4_task(p, task);
-                ++lanes_per_group[(fill4_tile_byte(p, at.pr, at.v) + 16 * x) / 16 % 8];
+                ++lanes_per_group[(fill4_tile_byte(p, at.pr, at.v) + 16 * (x ^ fill4_chunk_xor(at.v))) / 16 % 8];
               }
-              EXPECT_EQ(*std::max_element(lanes_per_group, lanes_per_group + 8), 1) << "quarter-warp at task " << q0;
+              const int most = *std::max_element(lanes_per_group, lanes_per_group + 8);
+              EXPECT_LE(most, 2) << "quarter-warp at task " << q0;
+              wavefronts += most;
+              ++least;
             }
-          // The tile holds every row the fill writes.
-          EXPECT_LE(fill4_tile_byte(p, rows - 1, nv - 1) + 64, p.sm_y - p.sm_p);
+          EXPECT_LE(wavefronts * 20, least * 27);
         }
   EXPECT_EQ(checked, 144);
 }
