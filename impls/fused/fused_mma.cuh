@@ -215,8 +215,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   // R = 16 rows over 8 warps: each warp two rows of TJ / (16 H) m-tiles (a power of two, 1-4).
   switch (p.TJ / (16 * p.H)) {
     case 4:
-      if (p.H == 2) conv_mtiles<T, 8, 2>(p, smem, i0, j0);  // heads_out 3-4, TJ 128
-      else conv_mtiles<T, 8>(p, smem, i0, j0);
+      conv_mtiles<T, 8>(p, smem, i0, j0);
       break;
     case 2: conv_mtiles<T, 4>(p, smem, i0, j0); break;
     default: conv_mtiles<T, 2>(p, smem, i0, j0); break;
