@@ -16,6 +16,21 @@ namespace mtabench::fused {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
+// Phase ablation, for tools/gpu-ablate.sh only (never set in a normal build: 0 skips nothing): a
+// bit mask of phases the kernel leaves out, so that Nsight Compute can time what is left and each
+// phase's share of the time is measured rather than inferred (JOURNAL.md v19). The output is then
+// wrong and the gate fails; only the kernel's duration is read. The bits act on the few-heads
+// paths (the four-channel fill and mma.sync, and fp32's FMA path), the stats and zero items.
+#ifndef MTABENCH_FUSED_ABLATE
+#define MTABENCH_FUSED_ABLATE 0
+#endif
+constexpr int kAblate = MTABENCH_FUSED_ABLATE;
+constexpr int kAblateFillLoads = 1;    // the conv items' score loads (the fill's math stays)
+constexpr int kAblateContraction = 2;  // the mma.sync k-loop of the four-channel path
+constexpr int kAblateTileStores = 4;   // the conv items' y stores
+constexpr int kAblateZeroItems = 8;    // the zero items' y stores
+constexpr int kAblateStatsLoads = 16;  // the stats items' loads and folds (their merge stays)
+
 // Eight scores as raw bits (one 16-byte vector for 16-bit types, two for fp32), columns at or
 // past c1 excluded later.
 template <class T>

@@ -79,7 +79,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
         }
       }
     }
-    if (i < p.S) {
+    if (i < p.S && !(kAblate & kAblateTileStores)) {
 #pragma unroll
       for (int oo = 0; oo < 4; ++oo) {
         const int o = oc + oo;

@@ -75,6 +75,7 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
 // (v1/v2 divided a 64-bit index per vector).
 template <class T>
 __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int lower) {
+  if constexpr ((kAblate & kAblateZeroItems) != 0) return;
   const long long i0 = static_cast<long long>(q) * p.R;
   const long long c0 = static_cast<long long>(lower) * p.TJ + static_cast<long long>(chunk) * p.ZC;
   const int n = static_cast<int>(min(c0 + p.ZC, p.S) - c0);

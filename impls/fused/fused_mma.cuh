@@ -118,7 +118,7 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
     // MW: the 64-register instance).
     const unsigned abase = tile_addr + (2 * warp * p.PW + p.col0 - (p.r & 1) + H * (lane & 15)) * 8;
     const unsigned row_b = p.PW * 8, col_b = span * 8;
-    for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+    for (int kc = 0; kc < ((kAblate & kAblateContraction) ? 0 : p.ksteps); kc += p.kchunk) {
       const int kend = min(kc + p.kchunk, p.ksteps);
       stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
 #pragma unroll 1

@@ -151,7 +151,7 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
     const long long e0 = c0 + seg * p.SEG + lane_in * 8;
     float2 ml = make_float2(-INFINITY, 0.f);
     #pragma unroll 1
-    for (int k0 = 0; k0 < per_lane && e0 + 8ll * L * k0 < c1; k0 += NV) {
+    for (int k0 = 0; !(kAblate & kAblateStatsLoads) && k0 < per_lane && e0 + 8ll * L * k0 < c1; k0 += NV) {
       const float2 f = load_fold<T, NV>(row, e0 + 8ll * L * k0, 8 * L, c1);
       combine_nb(ml.x, ml.y, f.x, f.y);
     }

@@ -28,7 +28,7 @@ __device__ void fill_probabilities(const FusedParams& p, const float2* st, T* ds
       const int task = t0 + h * kWarps;
       const int pr = task / nch, c = c0 + task - pr * nch;
       const long long ip = i0 - p.r + pr;
-      const bool row_ok = task < tasks && c < p.C && ip >= 0 && ip < p.S;
+      const bool row_ok = !(kAblate & kAblateFillLoads) && task < tasks && c < p.C && ip >= 0 && ip < p.S;
       const T* src = scores + (row_ok ? ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S : 0);
 #pragma unroll
       for (int q = 0; q < kColChunks; ++q) {
@@ -76,7 +76,7 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
                                            Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
   const long long ip = i0 - p.r + at.pr, jg = j0 - 8 + 8 * at.v;
-  t.n = (task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
+  t.n = ((kAblate & kAblateFillLoads) || task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
             ? 0
             : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
   // Every word written, loaded or not: the task's registers are then dead after its math, and
@@ -158,6 +158,7 @@ __device__ void fill_probabilities4(const FusedParams& p, const float4* mbs, uns
 // arithmetic this loop was a tenth of the kernel's instructions at seq 4096).
 template <class T>
 __device__ void store_staging(const FusedParams& p, const T* ys, int b, long long i0, long long j0) {
+  if constexpr ((kAblate & kAblateTileStores) != 0) return;
   const int yp = p.TJ + 8;
   T* y = static_cast<T*>(p.y);
   const int vshift = __ffs(p.TJ / 8) - 1, rshift = __ffs(p.R) - 1;
