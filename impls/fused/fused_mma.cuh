@@ -96,19 +96,14 @@ __device__ __forceinline__ void stream_weights(const FusedParams& p, uint2* wf, 
 // A fragments: four-channel tiles (fill4) by one ldmatrix.x4 per m-tile and k-step from
 // 16-byte chunks (v7; v2-v6 took four 32-bit loads and eight address instructions); other
 // tiles by 32-bit loads of channel pairs.
-// HC: the column interleave H as a compile-time constant (2: heads_out 3-4, TJ 128, the hot
-// few-heads case), or 0 for p.H at run time. v21: with H known, an m-tile's column offset is an
-// immediate of the ldmatrix address (v20: a run-time multiply-add per ldmatrix, 42 instructions
-// per k-step for 8 ldmatrix and 8 mma).
-template <class T, int MW, int HC = 0>
+template <class T, int MW>
 __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, float (&acc)[MW][1][4]) {
   constexpr int CT = MW / 2;  // m-tiles per output row
   const unsigned* pw = reinterpret_cast<const unsigned*>(smem + p.sm_p);
   const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
   const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int H = HC ? HC : p.H;
-  const int span = 16 * H;
+  const int span = 16 * p.H;
   zero_acc(acc);
   if (p.fill4) {
     // This lane's ldmatrix row: A row lane & 15 of the m-tile, chunk lane >> 4 of the k-step.
@@ -116,7 +111,7 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
     const int half = lane >> 4;
     // m-tile mt's row address: abase + (mt / CT) row_b + (mt % CT) col_b (three registers, not
     // MW: the 64-register instance).
-    const unsigned abase = tile_addr + (2 * warp * p.PW + p.col0 - (p.r & 1) + H * (lane & 15)) * 8;
+    const unsigned abase = tile_addr + (2 * warp * p.PW + p.col0 - (p.r & 1) + p.H * (lane & 15)) * 8;
     const unsigned row_b = p.PW * 8, col_b = span * 8;
     for (int kc = 0; kc < ((kAblate & kAblateContraction) ? 0 : p.ksteps); kc += p.kchunk) {
       const int kend = min(kc + p.kchunk, p.ksteps);
@@ -158,25 +153,24 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
 // (FULL: the tile lies wholly on or below it, no test per value). Accumulator x is
 // D[A row g + 8*(x>>1)][n = 2t + (x&1)], n = (head o, column offset h): x, x+1 are adjacent
 // columns of one head. dj = j0 - i0 (an int: |j - i| < seq).
-template <class T, int MW, bool FULL, int HC = 0>
+template <class T, int MW, bool FULL>
 __device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, const float (&acc)[MW][1][4], int dj) {
   constexpr int CT = MW / 2;
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-  const int H = HC ? HC : p.H;
-  const int yp = p.TJ + 8, span = 16 * H;
-  const int o_t = (2 * t) / H, h_t = 2 * t - o_t * H;  // this thread's head, column offset
+  const int yp = p.TJ + 8, span = 16 * p.H;
+  const int o_t = (2 * t) / p.H, h_t = 2 * t - o_t * p.H;  // this thread's head, column offset
   if (o_t >= p.O) return;                                 // a padding head
   const float bo = bias_s[o_t];
   T* yo = ys + o_t * p.yhp + h_t;
 #pragma unroll
   for (int mt = 0; mt < MW; ++mt) {
-    const int rho = 2 * warp + mt / CT, col = (mt % CT) * span + H * g;  // A row g
+    const int rho = 2 * warp + mt / CT, col = (mt % CT) * span + p.H * g;  // A row g
     const int d = dj + col + h_t - rho;  // j - i of accumulator 0
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int dc = half * 8 * H;  // A row g + 8
+      const int dc = half * 8 * p.H;  // A row g + 8
       float lo = acc[mt][0][2 * half] + bo, hi = acc[mt][0][2 * half + 1] + bo;
       if constexpr (!FULL) {
         lo = d + dc <= 0 ? lo : 0.f;
@@ -187,13 +181,13 @@ __device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, c
   }
 }
 
-template <class T, int MW, int HC = 0>
+template <class T, int MW>
 __device__ __forceinline__ void conv_mtiles(const FusedParams& p, char* smem, long long i0, long long j0) {
   float acc[MW][1][4];
-  mma_mtiles<T, MW, HC>(p, smem, acc);
+  mma_mtiles<T, MW>(p, smem, acc);
   const int dj = static_cast<int>(j0 - i0);
-  if (dj + p.TJ - 1 <= 0) store_mtiles<T, MW, true, HC>(p, smem, acc, dj);
-  else store_mtiles<T, MW, false, HC>(p, smem, acc, dj);
+  if (dj + p.TJ - 1 <= 0) store_mtiles<T, MW, true>(p, smem, acc, dj);
+  else store_mtiles<T, MW, false>(p, smem, acc, dj);
 }
 
 template <class T>
@@ -214,9 +208,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   __syncthreads();
   // R = 16 rows over 8 warps: each warp two rows of TJ / (16 H) m-tiles (a power of two, 1-4).
   switch (p.TJ / (16 * p.H)) {
-    case 4:
-      conv_mtiles<T, 8>(p, smem, i0, j0);
-      break;
+    case 4: conv_mtiles<T, 8>(p, smem, i0, j0); break;
     case 2: conv_mtiles<T, 4>(p, smem, i0, j0); break;
     default: conv_mtiles<T, 2>(p, smem, i0, j0); break;
   }
