@@ -185,11 +185,12 @@ TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
 
 // v18: the four-channel fill's tasks (fill4_task, its division a multiply-high since v21b) are
 // every (halo row, vector) of the tile once, row-major (adjacent lanes read adjacent 16 bytes of
-// a score row), and each task's four 16-byte stores write its four chunks. A warp's 16-byte shared-memory access is served a
-// quarter-warp (8 lanes) at a time, one wavefront per distinct address in a bank group: with the
-// chunks in order (v14) a quarter takes 4; with fill4_chunk_xor at most 2 (where a quarter wraps
-// to the next row) and at most 1.35x the least over the tile (Nsight Compute measured v14's
-// stores at 16 wavefronts per warp store, and v17's conflict-free lane pairs at 4).
+// a score row), and each task's four 16-byte stores write its four chunks. A warp's 16-byte
+// shared-memory access is served a quarter-warp (8 lanes) at a time, one wavefront per distinct
+// address in a bank group: with the chunks in order (v14) a quarter takes 4; with
+// fill4_chunk_xor at most 2 (where a quarter wraps to the next row) and at most 1.35x the least
+// over the tile (Nsight Compute measured v14's stores at 16 wavefronts per warp store, and v17's
+// conflict-free lane pairs at 4).
 TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
   int checked = 0;
   for (int k : {1, 3, 5, 7, 9, 11})
