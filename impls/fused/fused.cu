@@ -58,7 +58,7 @@ class Fused final : public Implementation {
     };
     if (make_small_plan(w, static_cast<int>(dev->smem_per_block_optin), dev->sm_count).why_not.empty())
       return fits_memory(0) ? Support::yes() : too_big(0);
-    const FusedPlan plan = make_plan(w, static_cast<int>(dev->smem_per_block_optin), kPlanWindow, kLeadWindows, wgmma_ok(dev));
+    const FusedPlan plan = plan_on(w, dev, kPlanWindow);
     if (!plan.why_not.empty()) return Support::no(plan.why_not);
     const double scratch = static_cast<double>(plan.partials_bytes + plan.stats_bytes) +
                            static_cast<double>(plan.items.size()) * sizeof(int4);
@@ -76,11 +76,11 @@ class Fused final : public Implementation {
     }
     // Occupancy depends only on the tiling; the item order depends on how many blocks run at
     // once, so plan twice.
-    plan_ = make_plan(w, smem, kPlanWindow, kLeadWindows, wgmma_ok(dev));
+    plan_ = plan_on(w, dev, kPlanWindow);
     const int per_sm = prepare_kernel(plan_, dtype_);
     if (per_sm < 1) throw std::runtime_error("fused: the kernel does not fit on an SM (" + plan_.describe() + ")");
     grid_ = plan_.p.local_stats ? plan_.p.n_items : std::min(plan_.p.n_items, per_sm * dev->sm_count);
-    plan_ = make_plan(w, smem, grid_, kLeadWindows, wgmma_ok(dev));
+    plan_ = plan_on(w, dev, grid_);
     FusedParams& p = plan_.p;
     MTABENCH_CUDA_CALL(cudaMalloc(&items_, plan_.items.size() * sizeof(int4)));
     MTABENCH_CUDA_CALL(cudaMemcpy(items_, plan_.items.data(), plan_.items.size() * sizeof(int4), cudaMemcpyHostToDevice));
@@ -142,6 +142,12 @@ class Fused final : public Implementation {
   }
 
  private:
+  // The plan on this device (its shared memory per block, whether wgmma may run) for `window`
+  // blocks at once, on which the item order depends.
+  static FusedPlan plan_on(const Workload& w, const DeviceInfo* dev, int window) {
+    return make_plan(w, static_cast<int>(dev->smem_per_block_optin), window, kLeadWindows, wgmma_ok(dev));
+  }
+
   DType dtype_ = DType::bf16;
   FusedPlan plan_;
   SmallPlan small_;  // used when its why_not is empty
