@@ -75,17 +75,25 @@ template <class T>
 __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long long i0, long long j0, int task,
                                            Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
-  const long long ip = i0 - p.r + at.pr, jg = j0 - 8 + 8 * at.v;
+  // Row and column as ints (both < seq < 2^31; v22: the 64-bit compares and clamp were ~10
+  // instructions per task), the address in 64 bits.
+  const int ip = static_cast<int>(i0) - p.r + at.pr, jg = static_cast<int>(j0) - 8 + 8 * at.v;
   t.n = ((kAblate & kAblateFillLoads) || task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
             ? 0
-            : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
+            : min(max(ip - jg + 1, 0), 8);
   // Every word written, loaded or not: the task's registers are then dead after its math, and
   // the next task can reuse them (a conditional write kept them live across the fill's loop).
-  const long long plane = p.S * p.S;
-  const T* src = static_cast<const T*>(p.scores) + static_cast<long long>(b) * p.C * plane + ip * p.S + jg;
+  // Channel c + 1 is one plane (seq^2 elements) after channel c: a 64-bit add per channel (v22;
+  // before, each channel's address was rebuilt from the kernel parameter).
+  const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
+  const char* src = static_cast<const char*>(p.scores) +
+                    (static_cast<long long>(b) * p.C * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
+                        static_cast<long long>(sizeof(T));
 #pragma unroll
-  for (int c = 0; c < 4; ++c)
-    t.raw[c] = t.n > 0 && c < p.C ? *reinterpret_cast<const uint4*>(src + c * plane) : make_uint4(0, 0, 0, 0);
+  for (int c = 0; c < 4; ++c) {
+    t.raw[c] = t.n > 0 && c < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+    src += plane_bytes;
+  }
 }
 
 template <class T>
@@ -93,15 +101,15 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float4*
                                              const Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
   uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
-#pragma unroll
-  for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
-  if (t.n > 0) {
+  {
     // v20: no test per element. A channel >= C (heads_in 3) has raw 0 and max + log2 sum 0, so
     // its probability is 1, finite, and meets a zero weight (weight_bits); v18 selected 0 for it
     // per element, and with C a run-time value ptxas predicated every EX2 and zeroed its
     // register first. Columns past the diagonal (t.n < 8) are zeroed per word, only on the
     // tasks that cross it. v21: max + log2 sum of the row's four channels in one 16-byte load
-    // (tile_stats<T, true>).
+    // (tile_stats<T, true>). v22: a task that loaded nothing (t.n = 0: raw all 0, max + log2
+    // sum finite) takes the same math and is zeroed by the same per-word pass, instead of a
+    // branch around the math and a zeroed copy of the result.
     const float4 m4 = mbs[at.pr];
     const float mb[4] = {m4.x, m4.y, m4.z, m4.w};
     unsigned* o = reinterpret_cast<unsigned*>(out);
