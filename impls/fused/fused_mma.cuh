@@ -207,7 +207,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   if (p.fill4) {
-    tile_stats<T, true>(p, smem, b, i0);  // max + log2 sum per row, four channels
+    tile_stats<T, 4>(p, smem, b, i0);  // max + log2 sum per row, four channels
     Fill4Task first;  // loaded after the statistics (v10ab; loading it before them, v10c, was slower)
     fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
     fill_probabilities4<T>(p, reinterpret_cast<const float4*>(st), reinterpret_cast<unsigned*>(ptile), b, i0, j0, first);
@@ -239,9 +239,14 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  tile_stats<T>(p, smem, b, i0);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
-  fill_channels<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0);
+  if (p.S % 8 == 0) {  // v24: eight-channel tasks
+    tile_stats<T, -1>(p, smem, b, i0);
+    fill8<T, false>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
+  } else {
+    tile_stats<T>(p, smem, b, i0);
+    fill_channels<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0);
+  }
   __syncthreads();
 
   const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
