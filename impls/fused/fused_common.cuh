@@ -25,7 +25,7 @@ constexpr int kWarps = kThreads / 32;
 #define MTABENCH_FUSED_ABLATE 0
 #endif
 constexpr int kAblate = MTABENCH_FUSED_ABLATE;
-constexpr int kAblateFillLoads = 1;    // the conv items' score loads (four-channel fill: t.n = 0, so its math too)
+constexpr int kAblateFillLoads = 1;    // the conv items' score loads (the fill's math stays, v22)
 constexpr int kAblateContraction = 2;  // the mma.sync k-loop of the four-channel path
 constexpr int kAblateTileStores = 4;   // the conv items' y stores
 constexpr int kAblateZeroItems = 8;    // the zero items' y stores

@@ -113,4 +113,34 @@ MTABENCH_HD inline int wgmma_b_offset(const FusedParams& p, int s, int k, int n)
   return ((((s * 2 + (k >> 3)) * p.NT + (n >> 3)) * 8 + (n & 7)) * 8 + (k & 7)) * 2;
 }
 
+// ---- eight-channel vector fill (fill8, fused_tiles.cuh; v24) -----------------------------------
+// The ldmatrix and wgmma tiles (Cp a multiple of 8) for seq a multiple of 8: task (halo row pr,
+// vector v, channel group g) loads one 16-byte vector (8 columns) of each of the group's 8
+// channels and writes the 8 columns' 16-byte chunks (8 channels each). Vectors are fastest, so
+// the lanes of a quarter-warp read 128 contiguous bytes of one channel's row per load
+// (fill_channels, channels fastest, read 32 channel planes per warp load). A task's 8 chunks
+// lie one column pitch apart, k 16-byte units (k = 1 on the wgmma path, odd on the ldmatrix
+// path), so 8 adjacent vectors' chunks of one column share a bank group. Store y of a task
+// writes its column (y + rot) & 7 instead, rot = fill8_rot: lane l of a quarter-warp (l = task
+// & 7) then hits bank group (y + l) k mod 8 whatever its row, vector and group, 8 different
+// groups per store (k odd, k^2 = 1 mod 8).
+struct Fill8Slot {
+  int pr, v, g;
+};
+MTABENCH_HD inline int fill8_tasks(const FusedParams& p) { return (p.R + 2 * p.r) * (p.TJ / 8 + 2) * (p.Cp / 8); }
+MTABENCH_HD inline Fill8Slot fill8_task(const FusedParams& p, int task) {
+  const int nv = p.TJ / 8 + 2, G = p.Cp / 8, rest = task / nv, pr = rest / G;
+  return {pr, task - rest * nv, rest - pr * G};
+}
+// Byte offset of column col's chunk of channel group g in halo row pr: [c / 8][row][column] x 16
+// bytes on the wgmma path (chunked_offset), channel-last with a pitch of pitch_w words on the
+// ldmatrix path.
+MTABENCH_HD inline int fill8_chunk_byte(const FusedParams& p, int pr, int col, int g) {
+  return p.wgmma ? chunked_offset(p, pr, col, 8 * g) : ((pr * p.PW + col) * p.pitch_w + 4 * g) * 4;
+}
+MTABENCH_HD inline int fill8_col_units(const FusedParams& p) { return p.wgmma ? 1 : p.pitch_w / 4; }
+MTABENCH_HD inline int fill8_rot(const FusedParams& p, int task, const Fill8Slot& at) {
+  return ((task & 7) - fill8_chunk_byte(p, at.pr, 8 * at.v, at.g) / 16 * fill8_col_units(p)) & 7;
+}
+
 }  // namespace mtabench::fused

@@ -96,9 +96,11 @@ __device__ __forceinline__ void stream_weights(const FusedParams& p, uint2* wf, 
 // A fragments: four-channel tiles (fill4) by one ldmatrix.x4 per m-tile and k-step from
 // 16-byte chunks (v7; v2-v6 took four 32-bit loads and eight address instructions); other
 // tiles by 32-bit loads of channel pairs.
-template <class T, int MW>
-__device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, float (&acc)[MW][1][4]) {
-  constexpr int CT = MW / 2;  // m-tiles per output row
+// ROWS: output rows of the warp this call covers, 2 (both) or 1 (row 2 warp + row0 alone: v23,
+// half the accumulators live at a time).
+template <class T, int MW, int ROWS = 2>
+__device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, float (&acc)[MW][1][4], int row0 = 0) {
+  constexpr int CT = MW / ROWS;  // m-tiles per output row
   const unsigned* pw = reinterpret_cast<const unsigned*>(smem + p.sm_p);
   const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
   const int* koff = reinterpret_cast<const int*>(smem + p.sm_koff);
@@ -111,7 +113,7 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
     const int half = lane >> 4;
     // m-tile mt's row address: abase + (mt / CT) row_b + (mt % CT) col_b (three registers, not
     // MW: the 64-register instance).
-    const unsigned abase = tile_addr + (2 * warp * p.PW + p.col0 - (p.r & 1) + p.H * (lane & 15)) * 8;
+    const unsigned abase = tile_addr + ((2 * warp + row0) * p.PW + p.col0 - (p.r & 1) + p.H * (lane & 15)) * 8;
     const unsigned row_b = p.PW * 8, col_b = span * 8;
     for (int kc = 0; kc < ((kAblate & kAblateContraction) ? 0 : p.ksteps); kc += p.kchunk) {
       const int kend = min(kc + p.kchunk, p.ksteps);
@@ -131,7 +133,9 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
     return;
   }
   // A-fragment word address of m-tile mt, row g.
-  auto base_of = [&](int mt) { return ((2 * warp + mt / CT) * p.PW + p.col0 + (mt % CT) * span + p.H * g) * p.pitch_w; };
+  auto base_of = [&](int mt) {
+    return ((2 * warp + row0 + mt / CT) * p.PW + p.col0 + (mt % CT) * span + p.H * g) * p.pitch_w;
+  };
   for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
     const int kend = min(kc + p.kchunk, p.ksteps);
     stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
@@ -153,9 +157,10 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
 // (FULL: the tile lies wholly on or below it, no test per value). Accumulator x is
 // D[A row g + 8*(x>>1)][n = 2t + (x&1)], n = (head o, column offset h): x, x+1 are adjacent
 // columns of one head. dj = j0 - i0 (an int: |j - i| < seq).
-template <class T, int MW, bool FULL>
-__device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, const float (&acc)[MW][1][4], int dj) {
-  constexpr int CT = MW / 2;
+template <class T, int MW, bool FULL, int ROWS = 2>
+__device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, const float (&acc)[MW][1][4], int dj,
+                                             int row0 = 0) {
+  constexpr int CT = MW / ROWS;
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -166,7 +171,7 @@ __device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, c
   T* yo = ys + o_t * p.yhp + h_t;
 #pragma unroll
   for (int mt = 0; mt < MW; ++mt) {
-    const int rho = 2 * warp + mt / CT, col = (mt % CT) * span + p.H * g;  // A row g
+    const int rho = 2 * warp + row0 + mt / CT, col = (mt % CT) * span + p.H * g;  // A row g
     const int d = dj + col + h_t - rho;  // j - i of accumulator 0
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -181,13 +186,19 @@ __device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, c
   }
 }
 
-template <class T, int MW>
+// ROWS = 1 (v23): the warp's two output rows one after the other, each with its own MW
+// m-tiles' accumulators, so half as many are live (the 64-register instance: 16 registers for
+// ldmatrix fragments in flight instead of spills; the B fragments are read twice).
+template <class T, int MW, int ROWS = 2>
 __device__ __forceinline__ void conv_mtiles(const FusedParams& p, char* smem, long long i0, long long j0) {
-  float acc[MW][1][4];
-  mma_mtiles<T, MW>(p, smem, acc);
   const int dj = static_cast<int>(j0 - i0);
-  if (dj + p.TJ - 1 <= 0) store_mtiles<T, MW, true>(p, smem, acc, dj);
-  else store_mtiles<T, MW, false>(p, smem, acc, dj);
+#pragma unroll 1
+  for (int row0 = 0; row0 < 3 - ROWS; ++row0) {
+    float acc[MW][1][4];
+    mma_mtiles<T, MW, ROWS>(p, smem, acc, row0);
+    if (dj + p.TJ - 1 <= 0) store_mtiles<T, MW, true, ROWS>(p, smem, acc, dj, row0);
+    else store_mtiles<T, MW, false, ROWS>(p, smem, acc, dj, row0);
+  }
 }
 
 template <class T>
@@ -196,7 +207,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   if (p.fill4) {
-    tile_stats<T, true>(p, smem, b, i0);  // max + log2 sum per row, four channels
+    tile_stats<T, 4>(p, smem, b, i0);  // max + log2 sum per row, four channels
     Fill4Task first;  // loaded after the statistics (v10ab; loading it before them, v10c, was slower)
     fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
     fill_probabilities4<T>(p, reinterpret_cast<const float4*>(st), reinterpret_cast<unsigned*>(ptile), b, i0, j0, first);
@@ -208,7 +219,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   __syncthreads();
   // R = 16 rows over 8 warps: each warp two rows of TJ / (16 H) m-tiles (a power of two, 1-4).
   switch (p.TJ / (16 * p.H)) {
-    case 4: conv_mtiles<T, 8>(p, smem, i0, j0); break;
+    case 4: conv_mtiles<T, 4, 1>(p, smem, i0, j0); break;  // v23: a row at a time
     case 2: conv_mtiles<T, 4>(p, smem, i0, j0); break;
     default: conv_mtiles<T, 2>(p, smem, i0, j0); break;
   }
@@ -228,9 +239,14 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  tile_stats<T>(p, smem, b, i0);
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
-  fill_channels<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0);
+  if (p.S % 8 == 0) {  // v24: eight-channel tasks
+    tile_stats<T, -1>(p, smem, b, i0);
+    fill8<T, false>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
+  } else {
+    tile_stats<T>(p, smem, b, i0);
+    fill_channels<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0);
+  }
   __syncthreads();
 
   const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);

@@ -105,6 +105,9 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
 
   const int halo_rows = p.R + 2 * p.r;
   const int elem = static_cast<int>(dtype_size(w.dtype));
+  // A halo row's statistics in shared memory: (max, 1 / sum) per channel, or, for the tensor-core
+  // fills, max + log2 sum per padded channel (tile_stats; v24's eight-channel fill has Cp floats).
+  auto stats_row_bytes = [&] { return std::max(p.C * 8, plan.mma ? p.Cp * 4 : 0); };
   auto layout = [&](int tj, int kchunk) {
     p.TJ = tj;
     p.PW = p.fill4 || p.ldsm ? tj + 16 : tj + 2 * p.r;
@@ -119,7 +122,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     p.sm_koff = off;
     off += plan.mma ? align16(p.ksteps * (p.ldsm || p.fill4 ? 2 : 8) * 4) : 0;
     p.sm_stats = off;
-    off += align16(halo_rows * p.C * 8);
+    off += align16(halo_rows * stats_row_bytes());
     p.sm_p = off;
     if (plan.mma) off += align16(halo_rows * p.PW * p.pitch_w * 4);
     else off += align16(p.CG * halo_rows * ((p.PW + 3) / 4 * 4) * 4);
@@ -167,7 +170,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     off += align16(((p.O + 7) / 8 * 8) * 4);
     p.sm_koff = off;  // no table: the kernel computes each k-step's offset (v13)
     p.sm_stats = off;
-    off += align16(halo_rows * p.C * 8);
+    off += align16(halo_rows * stats_row_bytes());
     // A chunk's stride is 16 bytes past a multiple of 128, so the fill's stores of one
     // column's 8-channel chunks fall in different banks.
     p.cstride = (halo_rows * p.PW + 7) / 8 * 8 * 16 + 16;

@@ -203,22 +203,24 @@ __device__ __forceinline__ void wait_ready(const unsigned* flag) {
 }
 
 // ---- conv item: statistics of the tile's rows ----------------------------------------------------
-// The statistics of the tile's halo rows in shared memory. MB = false: (max, 1 / sum) per (row,
-// channel), float2 [row][C]. MB = true (the four-channel fill, v21): max + log2(sum) per (row,
-// channel), float4 [row][4], 0 for a channel >= C (its raw scores are 0, so its probability is 1
-// and meets a zero weight); once per row and channel here instead of once per fill task (each
-// of a row's vectors took four log2s: v20's fill).
-template <class T, bool MB = false>
+// The statistics of the tile's halo rows in shared memory. MBW = 0: (max, 1 / sum) per (row,
+// channel), float2 [row][C]. Otherwise max + log2(sum) per (row, channel), floats [row][ns] with
+// ns = MBW (4: the four-channel fill, v21) or Cp (MBW = -1: the eight-channel fill, v24), 0 for
+// a channel >= C (its raw scores are 0, so its probability is 1 and meets a zero weight); once
+// per row and channel here instead of once per fill task (each of a row's vectors took four
+// log2s: v20's fill).
+template <class T, int MBW = 0>
 __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0) {
+  constexpr bool MB = MBW != 0;
   float2* st = reinterpret_cast<float2*>(smem + p.sm_stats);
   float* mb = reinterpret_cast<float*>(smem + p.sm_stats);
-  const int halo_rows = p.R + 2 * p.r;
+  const int halo_rows = p.R + 2 * p.r, ns = MBW > 0 ? MBW : p.Cp;
   if (p.local_stats) {
     const T* scores = static_cast<const T*>(p.scores);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (MB && p.C < 4)
-      for (int e = threadIdx.x; e < halo_rows * (4 - p.C); e += kThreads)
-        mb[e / (4 - p.C) * 4 + p.C + e % (4 - p.C)] = 0.f;
+    if (MB && p.C < ns)
+      for (int e = threadIdx.x; e < halo_rows * (ns - p.C); e += kThreads)
+        mb[e / (ns - p.C) * ns + p.C + e % (ns - p.C)] = 0.f;
     #pragma unroll 1
     for (int pair = warp; pair < halo_rows * p.C; pair += kWarps) {
       const int pr = pair / p.C, c = pair - pr * p.C;
@@ -226,7 +228,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
       float2 ml = make_float2(-INFINITY, 0.f);
       if (ip >= 0 && ip < p.S) ml = row_stats(scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S, 0, ip + 1);
       if (lane == 0) {
-        if (MB) mb[pr * 4 + c] = ml.y > 0.f ? ml.x + lg2(ml.y) : 0.f;
+        if (MB) mb[pr * ns + c] = ml.y > 0.f ? ml.x + lg2(ml.y) : 0.f;
         else st[pair] = make_float2(ml.x, ml.y > 0.f ? 1.f / ml.y : 0.f);
       }
     }
@@ -237,7 +239,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
     // dependent round trips with the block idle).
     const int q = static_cast<int>(i0 / p.R);
     const unsigned* ready = p.band_ready + b * p.Q + q;
-    const int nc = MB ? 4 : p.C;
+    const int nc = MB ? ns : p.C;
     #pragma unroll 1
     for (int pair = threadIdx.x; pair < halo_rows * nc; pair += kThreads) {
       const int pr = pair / nc, c = pair - pr * nc;

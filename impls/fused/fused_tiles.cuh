@@ -75,17 +75,25 @@ template <class T>
 __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long long i0, long long j0, int task,
                                            Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
-  const long long ip = i0 - p.r + at.pr, jg = j0 - 8 + 8 * at.v;
+  // Row and column as ints (both < seq < 2^31; v22: the 64-bit compares and clamp were ~10
+  // instructions per task), the address in 64 bits.
+  const int ip = static_cast<int>(i0) - p.r + at.pr, jg = static_cast<int>(j0) - 8 + 8 * at.v;
   t.n = ((kAblate & kAblateFillLoads) || task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
             ? 0
-            : static_cast<int>(min(max(ip - jg + 1, 0ll), 8ll));
+            : min(max(ip - jg + 1, 0), 8);
   // Every word written, loaded or not: the task's registers are then dead after its math, and
   // the next task can reuse them (a conditional write kept them live across the fill's loop).
-  const long long plane = p.S * p.S;
-  const T* src = static_cast<const T*>(p.scores) + static_cast<long long>(b) * p.C * plane + ip * p.S + jg;
+  // Channel c + 1 is one plane (seq^2 elements) after channel c: a 64-bit add per channel (v22;
+  // before, each channel's address was rebuilt from the kernel parameter).
+  const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
+  const char* src = static_cast<const char*>(p.scores) +
+                    (static_cast<long long>(b) * p.C * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
+                        static_cast<long long>(sizeof(T));
 #pragma unroll
-  for (int c = 0; c < 4; ++c)
-    t.raw[c] = t.n > 0 && c < p.C ? *reinterpret_cast<const uint4*>(src + c * plane) : make_uint4(0, 0, 0, 0);
+  for (int c = 0; c < 4; ++c) {
+    t.raw[c] = t.n > 0 && c < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+    src += plane_bytes;
+  }
 }
 
 template <class T>
@@ -93,15 +101,15 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float4*
                                              const Fill4Task& t) {
   const Fill4Slot at = fill4_task(p, task);
   uint4 out[4];  // 8 columns x 2 words (channels 0-1, 2-3)
-#pragma unroll
-  for (int x = 0; x < 4; ++x) out[x] = make_uint4(0, 0, 0, 0);
-  if (t.n > 0) {
+  {
     // v20: no test per element. A channel >= C (heads_in 3) has raw 0 and max + log2 sum 0, so
     // its probability is 1, finite, and meets a zero weight (weight_bits); v18 selected 0 for it
     // per element, and with C a run-time value ptxas predicated every EX2 and zeroed its
     // register first. Columns past the diagonal (t.n < 8) are zeroed per word, only on the
     // tasks that cross it. v21: max + log2 sum of the row's four channels in one 16-byte load
-    // (tile_stats<T, true>).
+    // (tile_stats<T, 4>). v22: a task that loaded nothing (t.n = 0: raw all 0, max + log2
+    // sum finite) takes the same math and is zeroed by the same per-word pass, instead of a
+    // branch around the math and a zeroed copy of the result.
     const float4 m4 = mbs[at.pr];
     const float mb[4] = {m4.x, m4.y, m4.z, m4.w};
     unsigned* o = reinterpret_cast<unsigned*>(out);
@@ -240,6 +248,65 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
 #pragma unroll
       for (int e = 0; e < 8; ++e) d[e * pitch_h] = from_f<T>(e < n[u] ? ex2(fmaf(to_f(h[e]), kLog2e, -mb)) : 0.f);
     }
+  }
+}
+
+// v24: the same tile for seq a multiple of 8 by eight-channel tasks (fill8_task,
+// fused_contraction.h): per 64 probabilities 8 coalesced 16-byte loads, one FFMA and one EX2
+// each, 32 packs, 8 16-byte stores (fill_channels: a 2-byte store, a select and an unpack per
+// probability, and its 16-byte loads each from another channel plane). max + log2 sum comes
+// from tile_stats<T, -1> ([row][Cp] floats, 0 for a channel >= C: its raw scores are 0, its
+// probability 1, and it meets a zero weight, weight_bits). Columns past the diagonal or outside
+// the tensor are zeroed per chunk after the math.
+template <class T, bool CHUNKED>
+__device__ void fill8(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0) {
+  const int tasks = fill8_tasks(p);
+  const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
+  const int col_bytes = 16 * fill8_col_units(p);
+  #pragma unroll 1
+  for (int task = threadIdx.x; task < tasks; task += kThreads) {
+    const Fill8Slot at = fill8_task(p, task);
+    const int ip = static_cast<int>(i0) - p.r + at.pr, jg = static_cast<int>(j0) - 8 + 8 * at.v;
+    const int n = (ip < 0 || ip >= p.S || jg < 0) ? 0 : min(max(ip - jg + 1, 0), 8);
+    const char* src = static_cast<const char*>(p.scores) +
+                      ((static_cast<long long>(b) * p.C + 8 * at.g) * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
+                          static_cast<long long>(sizeof(T));
+    uint4 raw[8];  // channel 8 g + x, columns jg .. jg + 7
+#pragma unroll
+    for (int x = 0; x < 8; ++x) {
+      raw[x] = n > 0 && 8 * at.g + x < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+      src += plane_bytes;
+    }
+    const float4* m4 = reinterpret_cast<const float4*>(mbs + at.pr * p.Cp + 8 * at.g);
+    const float4 ma = m4[0], mc = m4[1];
+    const float mb[8] = {ma.x, ma.y, ma.z, ma.w, mc.x, mc.y, mc.z, mc.w};
+    uint4 out[8];  // column col: channels (0, 1), (2, 3), (4, 5), (6, 7)
+#pragma unroll
+    for (int h = 0; h < 4; ++h) {  // columns 2h, 2h + 1
+#pragma unroll
+      for (int xp = 0; xp < 4; ++xp) {
+        const float2 lo = unpack2<T>((&raw[2 * xp].x)[h]), hi = unpack2<T>((&raw[2 * xp + 1].x)[h]);
+        (&out[2 * h].x)[xp] = pack2<T>(ex2(fmaf(lo.x, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.x, kLog2e, -mb[2 * xp + 1])));
+        (&out[2 * h + 1].x)[xp] = pack2<T>(ex2(fmaf(lo.y, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.y, kLog2e, -mb[2 * xp + 1])));
+      }
+    }
+    if (n < 8) {
+#pragma unroll
+      for (int col = 0; col < 8; ++col)
+        if (col >= n) out[col] = make_uint4(0, 0, 0, 0);
+    }
+    // Store y writes column (y + rot) & 7 (fill8_rot: no bank conflicts in a quarter-warp), its
+    // data rotated by three stages of selects (a register array takes no run-time index).
+    const int rot = fill8_rot(p, task, at);
+    uint4 a[8], c[8];
+#pragma unroll
+    for (int y = 0; y < 8; ++y) a[y] = (rot & 1) ? out[(y + 1) & 7] : out[y];
+#pragma unroll
+    for (int y = 0; y < 8; ++y) c[y] = (rot & 2) ? a[(y + 2) & 7] : a[y];
+    char* d = tile + fill8_chunk_byte(p, at.pr, 8 * at.v, at.g);
+#pragma unroll
+    for (int y = 0; y < 8; ++y)
+      *reinterpret_cast<uint4*>(d + ((y + rot) & 7) * col_bytes) = (rot & 4) ? c[(y + 4) & 7] : c[y];
   }
 }
 

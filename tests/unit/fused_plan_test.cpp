@@ -235,6 +235,61 @@ TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
   EXPECT_EQ(checked, 144);
 }
 
+// v24: the eight-channel fill (fill8_task, ldmatrix and wgmma tiles) writes every chunk of the
+// tile once (halo row, column, channel group), its tasks vectors-fastest (a quarter-warp's loads
+// are 128 contiguous bytes of one channel's row); store y of a task writes column (y + rot) & 7
+// (fill8_rot), so every store of a quarter-warp's 8 lanes hits 8 different 16-byte bank groups,
+// also where the quarter wraps to the next row or channel group (unrotated, 8 adjacent vectors
+// hit one group: 8 wavefronts).
+TEST(FusedPlan, Fill8WritesEveryChunkOnceAndSpreadsItsStoresOverBanks) {
+  int checked = 0;
+  for (bool wg : {false, true})
+    for (int k : {1, 3, 5, 7, 11})
+      for (int ci : {1, 8, 12, 16, 32, 64})
+        for (int co : {5, 8, 16, 32, 64}) {
+          const Workload w = shape(k, 1024, 1, ci, co, DType::bf16);
+          SCOPED_TRACE(w.shape_string() + (wg ? " (wgmma allowed)" : ""));
+          const FusedPlan plan = make_plan(w, 227 * 1024, kPlanWindow, kLeadWindows, wg);
+          if (!plan.why_not.empty()) continue;
+          const FusedParams& p = plan.p;
+          if (!p.ldsm) continue;  // fill8 serves the ldmatrix and wgmma tiles
+          ++checked;
+          const int rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2, G = p.Cp / 8, tasks = rows * nv * G;
+          ASSERT_EQ(fill8_tasks(p), tasks);
+          const int col_bytes = 16 * fill8_col_units(p);
+          EXPECT_EQ(col_bytes, p.wgmma ? 16 : p.pitch_w * 4);
+          EXPECT_EQ(fill8_col_units(p) % 2, 1);  // an odd number of 16-byte units
+          std::set<int> chunks;
+          for (int task = 0; task < tasks; ++task) {
+            const Fill8Slot at = fill8_task(p, task);
+            ASSERT_TRUE(at.pr >= 0 && at.pr < rows && at.v >= 0 && at.v < nv && at.g >= 0 && at.g < G) << task;
+            if (task % nv != 0) EXPECT_EQ(fill8_task(p, task - 1).v + 1, at.v) << task;  // vectors fastest
+            const int rot = fill8_rot(p, task, at);
+            ASSERT_TRUE(rot >= 0 && rot < 8);
+            for (int y = 0; y < 8; ++y) {
+              const int col = 8 * at.v + ((y + rot) & 7);
+              const int byte = fill8_chunk_byte(p, at.pr, 8 * at.v, at.g) + ((y + rot) & 7) * col_bytes;
+              EXPECT_EQ(byte, fill8_chunk_byte(p, at.pr, col, at.g)) << task;
+              EXPECT_TRUE(chunks.insert(byte).second) << "task " << task << " store " << y << " writes a chunk twice";
+              EXPECT_GE(byte, 0);
+              EXPECT_LE(byte + 16, p.wgmma ? G * p.cstride : rows * p.PW * p.pitch_w * 4);
+            }
+          }
+          EXPECT_EQ(static_cast<int>(chunks.size()), rows * p.PW * G);  // every chunk of the tile
+          for (int q0 = 0; q0 < tasks; q0 += 8)
+            for (int y = 0; y < 8; ++y) {
+              int lanes_per_group[8] = {};
+              for (int task = q0; task < std::min(q0 + 8, tasks); ++task) {
+                const Fill8Slot at = fill8_task(p, task);
+                const int byte = fill8_chunk_byte(p, at.pr, 8 * at.v + ((y + fill8_rot(p, task, at)) & 7), at.g);
+                ++lanes_per_group[byte / 16 % 8];
+              }
+              EXPECT_EQ(*std::max_element(lanes_per_group, lanes_per_group + 8), 1) << "quarter-warp at task " << q0;
+            }
+        }
+  EXPECT_GT(checked, 100);
+}
+
 TEST(FusedPlan, LargeWeightsStreamThroughSharedMemory) {
   const FusedPlan p = make_plan(shape(11, 4096, 1, 64, 64, DType::bf16), 227 * 1024);
   ASSERT_TRUE(p.why_not.empty()) << p.why_not;
