@@ -115,25 +115,24 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 
 // ---- block set-up ------------------------------------------------------------------------------
 // The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block.
-// A thread writes one core-matrix row at a time: 8 consecutive k (channels c0 .. c0 + 7 at tap
-// (u, v): split_k's ldsm order) of head n, 16 bytes, from 8 independent loads. (v25 and before:
-// one 2-byte weight per iteration behind split_k's run-time divisions, each load waited for
-// alone: 196 iterations a thread at k 7 heads 32, ~5% of its stall samples.)
+// A thread writes one core-matrix row at a time (wgmma_weight_row, fused_contraction.h): 8 k of
+// one head, 16 bytes, from 8 independent loads. (v25 and before: one 2-byte weight per
+// iteration behind split_k's run-time divisions, each load waited for alone: 196 iterations a
+// thread at k 7 heads 32, ~5% of its stall samples.)
 template <class T>
 __device__ void load_weight_cores(const FusedParams& p, char* smem) {
   char* wc = smem + p.sm_w;
-  const int N = p.NT * 8, G = p.Cp >> 3, taps = p.K * p.K;
+  const int N = p.NT * 8, taps = p.K * p.K;
   const T* weight = static_cast<const T*>(p.weight);
   #pragma unroll 1
   for (int e = threadIdx.x; e < p.ksteps * 2 * N; e += kThreads) {
     const int ch = e / N, n = e - ch * N;  // chunk ch = 2 s + (k >> 3): k-step s, k half
     unsigned h[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
     if (ch < p.NCH && n < p.O) {
-      const int uv = ch / G, c0 = (ch - uv * G) * 8;
-      const T* w = weight + (static_cast<long long>(n) * p.C + c0) * taps + uv;  // (u K + v) = uv
+      const WeightRow row = wgmma_weight_row(p, ch, n);
 #pragma unroll
       for (int x = 0; x < 8; ++x)
-        if (c0 + x < p.C) h[x] = bits16(w[x * taps]);
+        if (row.c0 + x < p.C) h[x] = bits16(weight[row.at + x * taps]);
     }
     *reinterpret_cast<uint4*>(wc + wgmma_b_offset(p, ch >> 1, (ch & 1) * 8, n)) =
         make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);

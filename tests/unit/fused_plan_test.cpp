@@ -478,6 +478,34 @@ TEST(FusedPlan, WgmmaPathTakesTheseShapes) {
   }
 }
 
+// load_weight_cores (v26) reads each 16-byte core-matrix row's 8 weights from wgmma_weight_row:
+// every (k index, head) must get the weight split_k names (zero for padding), at the byte
+// wgmma_b_offset gives it.
+TEST(FusedPlan, WgmmaWeightRowsHoldWhatSplitKNames) {
+  for (const auto& [k, hin, hout] : std::vector<std::tuple<int, int, int>>{
+           {7, 32, 32}, {5, 16, 16}, {5, 32, 24}, {3, 48, 17}, {1, 16, 5}, {11, 16, 8}, {3, 32, 64}}) {
+    SCOPED_TRACE(::testing::Message() << "k " << k << " heads " << hin << "/" << hout);
+    const FusedParams p =
+        make_plan(shape(k, 777, 1, hin, hout, DType::bf16), 227 * 1024, kPlanWindow, kLeadWindows, true).p;
+    ASSERT_EQ(p.wgmma, 1);
+    int checked = 0;
+    for (int kk = 0; kk < p.ksteps * 16; ++kk)
+      for (int n = 0; n < p.NT * 8; ++n) {
+        const KIndex x = split_k(p, kk);
+        const bool zero = x.pad || x.c >= p.C || n >= p.O;
+        const long long want = zero ? -1 : ((static_cast<long long>(n) * p.C + x.c) * p.K + x.u) * p.K + x.v;
+        const int ch = kk >> 3, e = kk & 7;
+        const WeightRow row = wgmma_weight_row(p, ch, n);
+        const bool got_zero = ch >= p.NCH || n >= p.O || row.c0 + e >= p.C;
+        const long long got = got_zero ? -1 : row.at + static_cast<long long>(e) * p.K * p.K;
+        ASSERT_EQ(got, want) << "kk " << kk << " head " << n;
+        ASSERT_EQ(wgmma_b_offset(p, kk / 16, kk % 16, n), wgmma_b_offset(p, ch >> 1, (ch & 1) * 8, n) + 2 * e);
+        checked += !zero;
+      }
+    EXPECT_EQ(checked, hout * hin * k * k);  // every weight once
+  }
+}
+
 // The wgmma path's addressing, checked against the PTX ISA's canonical K-major, no-swizzle layout
 // of a descriptor (element (r, k) of an operand with 16-byte rows: start + (r % 8) * 16 +
 // (r / 8) * SBO + (k % 8) * 2 + (k / 8) * LBO): every A element a k-step's wgmma reads for output
