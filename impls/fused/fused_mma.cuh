@@ -236,17 +236,24 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 // chunk, lanes 16-31 the same of the second. im2col is the chunk's byte offset (u*PW + v)
 // columns away. B fragments are precomputed in shared memory (one 8-byte load per n-tile).
 // A warp owns MW m-tiles (16 consecutive columns of one row each) x NT n-tiles.
+// The channel-last tiles' statistics and fill, ldmatrix path and (CHUNKED) wgmma path: by
+// eight-channel tasks for seq a multiple of 8 (v24), else by fill_channels.
+template <class T, bool CHUNKED>
+__device__ __forceinline__ void fill_channel_tile(const FusedParams& p, char* smem, int b, long long i0, long long j0) {
+  if (p.S % 8 == 0) {
+    tile_stats<T, -1>(p, smem, b, i0);
+    fill8<T, CHUNKED>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
+  } else {
+    tile_stats<T>(p, smem, b, i0);
+    fill_channels<T, CHUNKED>(p, reinterpret_cast<const float2*>(smem + p.sm_stats),
+                              reinterpret_cast<T*>(smem + p.sm_p), b, i0, j0);
+  }
+}
+
 template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
-  if (p.S % 8 == 0) {  // v24: eight-channel tasks
-    tile_stats<T, -1>(p, smem, b, i0);
-    fill8<T, false>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
-  } else {
-    tile_stats<T>(p, smem, b, i0);
-    fill_channels<T>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), ptile, b, i0, j0);
-  }
+  fill_channel_tile<T, false>(p, smem, b, i0, j0);
   __syncthreads();
 
   const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);
@@ -259,7 +266,7 @@ __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, i
   const int col_tiles = p.TJ >> 4;
   const int ct_shift = __ffs(col_tiles) - 1, m0 = warp * MW;
   // This lane's ldmatrix row: position (lane & 15) of the m-tile, chunk lane >> 4 of the k-step.
-  const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(ptile));
+  const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
   const int cpitch = p.pitch_w * 4, half = lane >> 4;
   unsigned abase[MW];
 #pragma unroll

@@ -144,14 +144,7 @@ __device__ void load_weight_cores(const FusedParams& p, char* smem) {
 // the weights) were written by ordinary stores; the wgmmas read them through the async proxy.
 template <class T>
 __device__ __forceinline__ void fill_wgmma_tile(const FusedParams& p, char* smem, int b, long long i0, long long j0) {
-  if (p.S % 8 == 0) {  // v24: eight-channel tasks
-    tile_stats<T, -1>(p, smem, b, i0);
-    fill8<T, true>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
-  } else {
-    tile_stats<T>(p, smem, b, i0);
-    fill_channels<T, true>(p, reinterpret_cast<const float2*>(smem + p.sm_stats), reinterpret_cast<T*>(smem + p.sm_p),
-                           b, i0, j0);
-  }
+  fill_channel_tile<T, true>(p, smem, b, i0, j0);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
 }
