@@ -113,6 +113,17 @@ MTABENCH_HD inline int wgmma_b_offset(const FusedParams& p, int s, int k, int n)
   return ((((s * 2 + (k >> 3)) * p.NT + (n >> 3)) * 8 + (n & 7)) * 8 + (k & 7)) * 2;
 }
 
+// v29: the register-A path's outputs staged in the tile's space for store_staging, in the ldmatrix
+// path's layout [head][row][TJ + 8] with the wgmma path's R = 16 and TJ = 64 (compile-time here,
+// so a thread's 128 staging stores are immediate offsets from one address), each head's plane 8
+// elements past R (TJ + 8) so that the four t lanes of an accumulator store (heads 2t apart, 8
+// columns each) hit 4 different 16-byte bank groups. Element offset of (head o, row, column jj).
+constexpr int kWgmmaRows = 16, kWgmmaTJ = 64;
+constexpr int kWgmmaYhp = kWgmmaRows * (kWgmmaTJ + 8) + 8;
+MTABENCH_HD constexpr int wgmma_staged_offset(int o, int row, int jj) {
+  return o * kWgmmaYhp + row * (kWgmmaTJ + 8) + jj;
+}
+
 // The weights' core-matrix row of chunk ch (= 2 s + k half of k-step s) and head n, as
 // load_weight_cores reads it (v26): its 8 k are channels c0 .. c0 + 7 at tap uv = u K + v
 // (split_k's ldmatrix order), so in the weight tensor [O][C][K][K] they lie K * K elements apart

@@ -159,10 +159,13 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   };
   // wgmma (fused_wgmma.cuh): the ldmatrix path's contraction with both operands in shared
   // memory, when heads_in is a multiple of 16 (a k-step is two 8-channel chunks at one tap) and
-  // the whole tile and all the weights fit: TJ = 64 (one m64 tile per row), no staging tile (the
-  // accumulators are stored to y directly).
+  // the whole tile and all the weights fit: TJ = 64 (one m64 tile per row). The shared-operand
+  // instances store their accumulators to y directly; the register-A ones stage them (v29).
+  // A from registers where its instances exist (k 5 and 7; 8 rows' accumulators of up to 32
+  // heads out per warp group: 128 registers).
+  const bool rs = (p.K == 5 || p.K == 7) && p.NT <= 4;
   auto wgmma_layout = [&]() {
-    p.TJ = 64;
+    p.TJ = kWgmmaTJ;
     p.PW = p.TJ + 16;
     p.kchunk = p.ksteps;
     int off = 0;
@@ -180,15 +183,20 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     off += (p.Cp / 8) * p.cstride;
     p.sm_y = p.sm_p;
     p.yhp = 0;
+    if (rs) {
+      // v29: the register-A path stages its outputs in the tile (dead after the k-loop) for
+      // store_staging (wgmma_staged_offset).
+      static_assert(kRows == kWgmmaRows, "the staged layout's rows are the band's");
+      p.yhp = kWgmmaYhp;
+      off = std::max(off, p.sm_p + align16(p.O * p.yhp * elem));
+    }
     p.sm_total = off;
     return off <= smem_optin;
   };
   p.wgmma = p.wgmma_rs = 0;
   if (plan.mma && wgmma_ok && p.ldsm && p.Cp % 16 == 0 && wgmma_layout()) {
     p.wgmma = 1;
-    // A from registers where its instances exist (k 5 and 7; 8 rows' accumulators of up to 32
-    // heads out per warp group: 128 registers).
-    p.wgmma_rs = (p.K == 5 || p.K == 7) && p.NT <= 4;
+    p.wgmma_rs = rs;
     fits = true;
   } else if (plan.mma) {
     fits = search();

@@ -11,7 +11,7 @@
 //     LBO = NT * 128 (the k-step's second half).
 // A block's two warp groups take 8 tile rows each (one m64 tile per row, TJ = 64), MT rows at a
 // time; each issues every k-step's wgmma for its MT tiles, then waits once, and stores its
-// accumulators straight to y (no staging tile: the weights and the tile fill shared memory).
+// accumulators straight to y (the register-A instances through the tile's space since v29).
 // Compiled only where the target has the sm_90a features; the plan selects it only then.
 #include "impls/fused/fused_mma.cuh"
 
@@ -191,6 +191,35 @@ __device__ __forceinline__ void store_wgmma_rows(const FusedParams& p, float (&a
   }
 }
 
+// v29 (register-A path): the same rows into the staging tile ys (wgmma_staged_offset; the
+// tile's space, dead once every warp's ldmatrix reads are done), for
+// store_staging to write as coalesced 16-byte vectors: 16 a thread at k 7 heads 32 instead of
+// 128 2-byte stores that each touched 4 half-used sectors (~10% of v25's stall samples there;
+// v28c, the same through a split team's tile: -3.7%). Rows at or past seq are staged but not
+// stored; columns past the diagonal are staged as zeros, like store_wgmma_rows.
+template <class T, int NT, int ROWS>
+__device__ __forceinline__ void stage_wgmma_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4],
+                                                 const float (&bias_r)[NT][2], T* ys, int r0, long long i_first,
+                                                 long long j0) {
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
+  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  // Row r keeps column 16 w + g + 8 h where 16 w + g + 8 h <= i_first - j0 + r (the diagonal).
+  const int diag = static_cast<int>(i_first - j0) - 16 * w - g;
+  T* const base = ys + wgmma_staged_offset(2 * t, r0, 16 * w + g);
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) {
+        const int h = (x >> 1) & 1, o = nt * 8 + 2 * t + (x & 1);
+        if (o < p.O)
+          base[wgmma_staged_offset(nt * 8 + (x & 1), r, 8 * h)] =
+              from_f<T>(8 * h <= diag + r ? acc[r][nt * 4 + x] + bias_r[nt][x & 1] : 0.f);
+      }
+}
+
 // ---- conv item, both operands in shared memory (v12-v13) ------------------------------------------
 // Tile rows per warp group and pass: the accumulators of MT m64 tiles (MT * 4 NT registers).
 template <int NT>
@@ -309,7 +338,11 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
       }
       wgmma_wait<0>();  // the next (v, gp) starts again from sets 0 and 1
     }
-  store_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, b, i0 + r0, j0);
+  T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)
+  __syncthreads();  // every warp's ldmatrix reads of the tile are done
+  stage_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, ys, r0, i0 + r0, j0);
+  __syncthreads();
+  store_staging<T>(p, ys, b, i0, j0);
   __syncthreads();  // the tile is refilled by the next item
 #else
   __trap();  // never planned without sm_90a (make_plan's wgmma_ok)

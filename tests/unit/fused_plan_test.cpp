@@ -58,6 +58,16 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
     EXPECT_LE(p.sm_p + p.Cp / 8 * p.cstride, p.sm_total);
     EXPECT_GE(p.sm_bias, p.sm_w + p.ksteps * p.NT * 256);
     EXPECT_LT(p.sm_total, 16384 * 16);
+    if (p.wgmma_rs) {
+      // v29: the outputs staged in the tile's space, in store_staging's layout (16-byte rows).
+      EXPECT_EQ(p.R, kWgmmaRows);
+      EXPECT_EQ(p.yhp, kWgmmaYhp);
+      EXPECT_EQ(p.sm_y, p.sm_p);
+      EXPECT_EQ(p.sm_y % 16, 0);
+      EXPECT_LE(p.sm_y + static_cast<long long>(p.O) * p.yhp * static_cast<int>(dtype_size(w.dtype)), p.sm_total);
+    } else {
+      EXPECT_EQ(p.yhp, 0);
+    }
   }
   if (plan.mma && !p.ldsm) {
     // The interleave's staging tile: a head 8 banks (mod 32) from the next, so the four t lanes
@@ -475,6 +485,38 @@ TEST(FusedPlan, WgmmaPathTakesTheseShapes) {
     const FusedParams p = shape_plan(k, 777, 1, hin, hout, DType::bf16);
     EXPECT_EQ(p.wgmma, 1) << "k " << k << " heads " << hin << "/" << hout;
     EXPECT_EQ(p.wgmma_rs, rs) << "k " << k << " heads " << hin << "/" << hout;
+  }
+}
+
+// v29: the register-A path's staged outputs. The 2-byte stores of one warp instruction
+// (stage_wgmma_rows: lanes g over 8 consecutive columns, t over heads 2t apart) hit 4 different
+// 16-byte bank groups for every row, n-tile, accumulator and warp; store_staging reads (head,
+// row, vector v) at o * yhp + row * (TJ + 8) + 8 v, which is wgmma_staged_offset's element,
+// 16-byte aligned; planes do not overlap.
+TEST(FusedPlan, WgmmaStagedOutputsSpreadOverBanks) {
+  for (int r = 0; r < kWgmmaRows; ++r)
+    for (int nt = 0; nt < 4; ++nt)
+      for (int x = 0; x < 4; ++x)
+        for (int w = 0; w < 4; ++w) {
+          std::map<int, std::set<int>> groups;  // 16-byte bank group (of 8) -> the lanes' bytes
+          for (int lane = 0; lane < 32; ++lane) {
+            const int g = lane >> 2, t = lane & 3;
+            const int byte = wgmma_staged_offset(nt * 8 + 2 * t + (x & 1), r, 16 * w + g + 8 * ((x >> 1) & 1)) * 2;
+            groups[byte / 16 % 8].insert(byte);
+          }
+          EXPECT_EQ(groups.size(), 4u) << "row " << r << " n-tile " << nt << " x " << x << " warp " << w;
+          for (const auto& [group, bytes] : groups) EXPECT_EQ(bytes.size(), 8u);  // one 16-byte chunk each
+        }
+  const FusedParams p =
+      make_plan(shape(7, 4096, 1, 32, 32, DType::bf16), 227 * 1024, kPlanWindow, kLeadWindows, true).p;
+  ASSERT_EQ(p.wgmma_rs, 1);
+  for (int o = 0; o < 32; ++o) {
+    for (int row = 0; row < p.R; ++row)
+      for (int v = 0; v < p.TJ / 8; ++v) {
+        EXPECT_EQ(o * p.yhp + row * (p.TJ + 8) + 8 * v, wgmma_staged_offset(o, row, 8 * v));
+        EXPECT_EQ(wgmma_staged_offset(o, row, 8 * v) * 2 % 16, 0);
+      }
+    EXPECT_GE(wgmma_staged_offset(o + 1, 0, 0), wgmma_staged_offset(o, p.R - 1, p.TJ - 1) + 1);
   }
 }
 
