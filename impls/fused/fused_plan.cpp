@@ -89,9 +89,10 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   plan.KT = (!plan.mma && (p.K == 3 || p.K == 5 || p.K == 7)) ? p.K : 0;
   // About 32K scores per stats item whatever the channel count (v3: 128K items were slower), but
   // chunks of at least 128 columns (v27: at 32 channels 64-column chunks made a lane's unit one
-  // batch of 128 bytes, and twice the items and band merges: -5.9% at k 7 heads 32).
+  // batch of 128 bytes, and twice the items and band merges: -5.9% at k 7 heads 32); v28a
+  // probe: at least 256.
   int cs = 1024;
-  while (cs > 128 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
+  while (cs > 256 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
   p.CS = cs;
   p.SEG = cs;  // v7: one unit per (row, channel) of a chunk (stats_item)
   p.ZC = kZeroCols;
