@@ -93,7 +93,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   // v30 of at least 256 (half the items and merges again, 64K-128K scores an item at 16-32
   // channels: k 7 heads 32 -2.6%, k 5 heads 16 -3.6%, as the v28a probe against v27).
   int cs = 1024;
-  while (cs > 256 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
+  while (cs > 512 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
   p.CS = cs;
   p.SEG = cs;  // v7: one unit per (row, channel) of a chunk (stats_item)
   p.ZC = kZeroCols;
