@@ -89,11 +89,12 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   plan.KT = (!plan.mma && (p.K == 3 || p.K == 5 || p.K == 7)) ? p.K : 0;
   // About 32K scores per stats item whatever the channel count (v3: 128K items were slower), but
   // chunks of at least 128 columns (v27: at 32 channels 64-column chunks made a lane's unit one
-  // batch of 128 bytes, and twice the items and band merges: -5.9% at k 7 heads 32), and since
-  // v30 of at least 256 (half the items and merges again, 64K-128K scores an item at 16-32
-  // channels: k 7 heads 32 -2.6%, k 5 heads 16 -3.6%, as the v28a probe against v27).
+  // batch of 128 bytes, and twice the items and band merges: -5.9% at k 7 heads 32), since v30
+  // of at least 256 (half the items and merges again: k 7 heads 32 -2.6%, k 5 heads 16 -3.6%),
+  // since v31 of at least 512 (128K-256K scores an item at 16-32 channels: -0.9%, -2.3%, and
+  // heads_in 8 -1.0%; the gains shrink, so 1024 was not tried).
   int cs = 1024;
-  while (cs > 256 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
+  while (cs > 512 && static_cast<long long>(cs) * p.R * p.C > 32768) cs /= 2;
   p.CS = cs;
   p.SEG = cs;  // v7: one unit per (row, channel) of a chunk (stats_item)
   p.ZC = kZeroCols;

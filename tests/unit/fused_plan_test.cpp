@@ -313,19 +313,19 @@ TEST(FusedPlan, TooMuchSharedMemoryIsReportedNotLaunched) {
   EXPECT_FALSE(make_plan(shape(3, 64, 1, 4, 65, DType::bf16), 227 * 1024).why_not.empty());  // > 64 heads out
 }
 
-// Statistics chunks: about 32K scores an item, but never fewer than 256 columns (v27: 128;
-// v30: 256, k 7 heads 32 and k 5 heads 16 faster), and at most 1024.
-TEST(FusedPlan, StatisticsChunksTakeAtLeast256Columns) {
-  for (const int c : {1, 4, 8, 16, 32, 64}) {
+// Statistics chunks: about 32K scores an item, but never fewer than 512 columns (v27: 128, v30:
+// 256, v31: 512; each step faster at 8-32 channels), and at most 1024.
+TEST(FusedPlan, StatisticsChunksTakeAtLeast512Columns) {
+  for (const int c : {1, 2, 4, 8, 16, 32, 64}) {
     const FusedParams p = make_plan(shape(3, 4096, 1, c, 8, DType::bf16), 227 * 1024, kPlanWindow).p;
     SCOPED_TRACE(::testing::Message() << c << " channels");
-    EXPECT_GE(p.CS, 256);
+    EXPECT_GE(p.CS, 512);
     EXPECT_LE(p.CS, 1024);
-    EXPECT_TRUE(p.CS == 256 || static_cast<long long>(p.CS) * p.R * p.C <= 32768);
+    EXPECT_TRUE(p.CS == 512 || static_cast<long long>(p.CS) * p.R * p.C <= 32768);
     EXPECT_TRUE(p.CS == 1024 || static_cast<long long>(2 * p.CS) * p.R * p.C > 32768);  // the largest that fits
   }
-  EXPECT_EQ(make_plan(shape(7, 4096, 1, 32, 32, DType::bf16), 227 * 1024, kPlanWindow).p.CS, 256);
-  EXPECT_EQ(make_plan(shape(3, 4096, 2, 4, 4, DType::bf16), 227 * 1024, kPlanWindow).p.CS, 512);
+  EXPECT_EQ(make_plan(shape(7, 4096, 1, 32, 32, DType::bf16), 227 * 1024, kPlanWindow).p.CS, 512);
+  EXPECT_EQ(make_plan(shape(3, 4096, 2, 1, 4, DType::bf16), 227 * 1024, kPlanWindow).p.CS, 1024);
 }
 
 TEST(FusedPlan, StatisticsLeadTheirFirstTileByFourWindows) {
