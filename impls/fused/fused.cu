@@ -56,7 +56,7 @@ class Fused final : public Implementation {
     auto too_big = [&](double scratch) {
       return Support::no(fmt::format("needs {:.1f} GiB of device memory", (scratch + tensors) / (1 << 30)));
     };
-    if (make_small_plan(w, static_cast<int>(dev->smem_per_block_optin), dev->sm_count).why_not.empty())
+    if (make_small_plan(w, dynamic_smem_budget(dev->smem_per_block_optin), dev->sm_count).why_not.empty())
       return fits_memory(0) ? Support::yes() : too_big(0);
     const FusedPlan plan = plan_on(w, dev, kPlanWindow);
     if (!plan.why_not.empty()) return Support::no(plan.why_not);
@@ -68,7 +68,7 @@ class Fused final : public Implementation {
 
   void initialize(const Workload& w, const DeviceInfo* dev, cudaStream_t stream) override {
     dtype_ = w.dtype;
-    const int smem = static_cast<int>(dev->smem_per_block_optin);
+    const int smem = dynamic_smem_budget(dev->smem_per_block_optin);
     small_ = make_small_plan(w, smem, dev->sm_count);
     if (small_.why_not.empty()) {
       prepare_small_kernel(small_, dtype_);
@@ -142,10 +142,10 @@ class Fused final : public Implementation {
   }
 
  private:
-  // The plan on this device (its shared memory per block, whether wgmma may run) for `window`
-  // blocks at once, on which the item order depends.
+  // The plan on this device (its shared memory per block less the static reserve, whether wgmma
+  // may run) for `window` blocks at once, on which the item order depends.
   static FusedPlan plan_on(const Workload& w, const DeviceInfo* dev, int window) {
-    return make_plan(w, static_cast<int>(dev->smem_per_block_optin), window, kLeadWindows, wgmma_ok(dev));
+    return make_plan(w, dynamic_smem_budget(dev->smem_per_block_optin), window, kLeadWindows, wgmma_ok(dev));
   }
 
   DType dtype_ = DType::bf16;

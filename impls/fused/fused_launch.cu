@@ -4,6 +4,7 @@
 #include "impls/fused/instances/instances.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace mtabench::fused {
 
@@ -34,9 +35,20 @@ SmallFn pick_small(const SmallPlan& plan, DType dtype) {
   throw std::logic_error("fused: unknown dtype");
 }
 
+// The plans leave kStaticSmemReserve bytes of the opt-in for the instance's static shared memory.
+void check_static_smem(const void* kernel) {
+  cudaFuncAttributes attr{};
+  MTABENCH_CUDA_CALL(cudaFuncGetAttributes(&attr, kernel));
+  if (attr.sharedSizeBytes > static_cast<std::size_t>(kStaticSmemReserve))
+    throw std::runtime_error("fused: the kernel instance has " + std::to_string(attr.sharedSizeBytes) +
+                             " bytes of static shared memory, more than the " + std::to_string(kStaticSmemReserve) +
+                             " its plans reserve (kStaticSmemReserve, fused_plan.h)");
+}
+
 }  // namespace
 
 void prepare_small_kernel(const SmallPlan& plan, DType dtype) {
+  check_static_smem(reinterpret_cast<const void*>(pick_small(plan, dtype)));
   MTABENCH_CUDA_CALL(
       cudaFuncSetAttribute(pick_small(plan, dtype), cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
 }
@@ -48,6 +60,7 @@ void launch_small(const SmallPlan& plan, DType dtype, const SmallParams& p, cuda
 
 int prepare_kernel(const FusedPlan& plan, DType dtype) {
   const KernelFn k = pick(plan, dtype);
+  check_static_smem(reinterpret_cast<const void*>(k));
   MTABENCH_CUDA_CALL(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
   int blocks = 0;
   MTABENCH_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, kThreads, plan.p.sm_total));

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,14 @@ struct FusedPlan {
 constexpr int kPlanWindow = 264, kLeadWindows = 4;
 FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = kPlanWindow,
                     int lead_windows = kLeadWindows, bool wgmma_ok = false);
+
+// The kernels' static shared memory (a few __shared__ words: ptxas reports 32-48 bytes) comes
+// out of the same per-block opt-in as the plan's dynamic bytes, so the plans get the opt-in less
+// this reserve, and prepare_kernel / prepare_small_kernel refuse an instance with more.
+constexpr int kStaticSmemReserve = 256;
+inline int dynamic_smem_budget(std::int64_t smem_per_block_optin) {
+  return static_cast<int>(smem_per_block_optin) - kStaticSmemReserve;
+}
 
 // The small-seq path (fused_small.cuh): used when why_not is empty.
 struct SmallPlan {
