@@ -48,9 +48,9 @@ void check_static_smem(const void* kernel) {
 }  // namespace
 
 void prepare_small_kernel(const SmallPlan& plan, DType dtype) {
-  check_static_smem(reinterpret_cast<const void*>(pick_small(plan, dtype)));
-  MTABENCH_CUDA_CALL(
-      cudaFuncSetAttribute(pick_small(plan, dtype), cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
+  const SmallFn k = pick_small(plan, dtype);
+  check_static_smem(reinterpret_cast<const void*>(k));
+  MTABENCH_CUDA_CALL(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
 }
 
 void launch_small(const SmallPlan& plan, DType dtype, const SmallParams& p, cudaStream_t stream) {
