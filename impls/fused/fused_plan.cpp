@@ -13,8 +13,7 @@ namespace {
 constexpr int kRows = 16;          // R: rows per band; >= 2r for every k <= 11, so a tile's halo
                                    // needs only the neighbouring bands' statistics
 constexpr int kZeroCols = 2048;    // columns per zero item
-constexpr int kLocalMaxSeq = 256;  // up to here a block computes its own rows' statistics,
-constexpr int kLocalMaxSeqFew = 512;  // and up to here with at most 4 channels (v6a)
+constexpr int kLocalMaxSeq = 256;  // up to here a block computes its own rows' statistics
 constexpr int kFmaChannels = 8;    // fp32 path: channels per probability tile
 int align16(int x) { return (x + 15) / 16 * 16; }
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
@@ -99,10 +98,11 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   p.SEG = cs;  // v7: one unit per (row, channel) of a chunk (stats_item)
   p.ZC = kZeroCols;
   p.Q = static_cast<int>(ceil_div(p.S, p.R));
-  // v6a: at seq 512 with few channels the shared statistics' dependency chain (272 items, v5:
-  // 11x the floor) costs more than each tile re-reading its 18 x C rows from L2 (-15%); at seq
-  // 1000-1024 it does not (local statistics there measured +40%, JOURNAL.md v6).
-  p.local_stats = p.S <= kLocalMaxSeq || (p.S <= kLocalMaxSeqFew && p.C <= 4) ? 1 : 0;
+  // Local statistics (each tile computes its halo rows' own, one item per block) up to seq 256.
+  // v6a took them up to seq 512 with at most 4 channels (-15% then against v5's shared chain);
+  // since v7-v31 made the shared path's items cheaper, shared statistics are 5.6% faster at seq
+  // 512 (v38; JOURNAL.md), and at seq 1024 local ones are +64% (v37's probe; +40% in v6).
+  p.local_stats = p.S <= kLocalMaxSeq ? 1 : 0;
   if (plan.mma && p.NT > 8) {
     plan.why_not = fmt::format("heads_out {} > 64", p.O);
     return plan;

@@ -127,15 +127,16 @@ TEST(FusedPlan, ShippedShapes) {
   check_plan(shape(5, 777, 3, 8, 12, DType::fp16));
 }
 
-// Which statistics each size takes (v6a): local up to seq 256, and up to 512 with at most four
-// channels; shared above.
+// Which statistics each size takes: local up to seq 256 whatever the channel count, shared above
+// (v38: seq 257-512 with at most four channels too, local since v6a).
 TEST(FusedPlan, LocalStatisticsUpToTheirBounds) {
   const int optin = 227 * 1024;
   EXPECT_TRUE(make_plan(shape(3, 256, 1, 8, 8, DType::bf16), optin).p.local_stats);
+  EXPECT_TRUE(make_plan(shape(3, 256, 2, 4, 4, DType::fp32), optin).p.local_stats);
   EXPECT_FALSE(make_plan(shape(3, 257, 1, 8, 8, DType::bf16), optin).p.local_stats);
-  EXPECT_TRUE(make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin).p.local_stats);
-  EXPECT_TRUE(make_plan(shape(3, 500, 2, 3, 2, DType::fp32), optin).p.local_stats);
-  EXPECT_FALSE(make_plan(shape(3, 513, 2, 4, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 257, 2, 4, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin).p.local_stats);
+  EXPECT_FALSE(make_plan(shape(3, 500, 2, 3, 2, DType::fp32), optin).p.local_stats);
   EXPECT_FALSE(make_plan(shape(3, 512, 2, 5, 4, DType::bf16), optin).p.local_stats);
 }
 
