@@ -152,9 +152,24 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   // columns over R = 16 rows, or, when that does not fit, TJ = 16 (2 m-tiles per warp, its own
   // compile-time instance: the m-tile loops have no run-time bounds). Each tile takes all the
   // weights if they fit, else the largest chunk of k-steps that does.
+  // v38: with shared statistics the interleave path's tile narrows (down to one m-tile) until it
+  // makes at least kPlanWindow conv items: seq 512 (4 channels, batch 2) had 160 at 128 columns
+  // for 528 block slots, most blocks idle and the kernel one item's latency long. 64 columns (272
+  // items) measured -12.8% against 128 at seq 512, and 32 (544 items, each filling 48 columns
+  // for 32) only -5.5% (call 3 of the ninth session, JOURNAL.md v38). Local statistics keep the
+  // widest tile: each narrow item recomputes its halo rows' statistics over whole rows (v36:
+  // +62%). kPlanWindow and not the window argument: the launch plans twice (the second time for
+  // its grid), and both must pick the same tile.
+  auto conv_items = [&](int tj) {
+    long long n = 0;
+    for (int q = 0; q < p.Q; ++q) n += ceil_div(std::min<long long>(static_cast<long long>(q + 1) * p.R, p.S), tj);
+    return n * p.B;
+  };
   auto search = [&]() {
-    const int widest = p.ldsm ? 8 * ldsm_mtiles(p.NT) : std::min(128, 16 * p.H * std::max(1, 4 / p.NT));
     const int narrowest = p.ldsm ? 16 : 16 * p.H;
+    int widest = p.ldsm ? 8 * ldsm_mtiles(p.NT) : std::min(128, 16 * p.H * std::max(1, 4 / p.NT));
+    if (!p.ldsm && !p.local_stats)
+      while (widest > narrowest && conv_items(widest) < kPlanWindow) widest /= 2;
     for (int tj = widest; tj >= narrowest; tj = p.ldsm ? (tj == 16 ? 0 : 16) : tj / 2)
       for (int kc = p.ksteps; kc >= 1; kc = kc > 8 ? kc / 2 : kc - 1)
         if (layout(tj, kc)) return true;
