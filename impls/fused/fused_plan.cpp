@@ -161,8 +161,10 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   // +62%). kPlanWindow and not the window argument: the launch plans twice (the second time for
   // its grid), and both must pick the same tile.
   auto conv_items = [&](int tj) {
+    FusedParams at = p;
+    at.TJ = tj;
     long long n = 0;
-    for (int q = 0; q < p.Q; ++q) n += ceil_div(std::min<long long>(static_cast<long long>(q + 1) * p.R, p.S), tj);
+    for (int q = 0; q < p.Q; ++q) n += lower_tiles(at, q);
     return n * p.B;
   };
   auto search = [&]() {

@@ -333,10 +333,11 @@ TEST(FusedPlan, SharedStatisticsTilesNarrowUntilAWindowOfItems) {
       // The widest tile that makes a window of items: either it does, or it is the narrowest.
       EXPECT_TRUE(conv_items(pl) >= kPlanWindow || pl.p.TJ == 16 * pl.p.H);
       if (pl.p.TJ < 128) {  // and the next wider one would not
+        FusedParams wider = pl.p;
+        wider.TJ *= 2;
         long long n = 0;
-        for (int q = 0; q < pl.p.Q; ++q)
-          n += (std::min<long long>(static_cast<long long>(q + 1) * pl.p.R, pl.p.S) + 2 * pl.p.TJ - 1) / (2 * pl.p.TJ);
-        EXPECT_LT(n * pl.p.B, kPlanWindow);
+        for (int q = 0; q < wider.Q; ++q) n += lower_tiles(wider, q);
+        EXPECT_LT(n * wider.B, kPlanWindow);
       }
     }
 }
