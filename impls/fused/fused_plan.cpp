@@ -154,12 +154,13 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   // weights if they fit, else the largest chunk of k-steps that does.
   // v38: with shared statistics the interleave path's tile narrows (down to one m-tile) until it
   // makes at least kPlanWindow conv items: seq 512 (4 channels, batch 2) had 160 at 128 columns
-  // for 528 block slots, most blocks idle and the kernel one item's latency long. 64 columns (288
-  // items) measured -12.8% against 128 at seq 512, and 32 (544 items, each filling 48 columns
-  // for 32) only -5.5% (call 3 of the ninth session, JOURNAL.md v38). Local statistics keep the
-  // widest tile: each narrow item recomputes its halo rows' statistics over whole rows (v36:
-  // +62%). kPlanWindow and not the window argument: the launch plans twice (the second time for
-  // its grid), and both must pick the same tile.
+  // for 528 block slots, most blocks idle and the kernel one item's latency long. Against v31
+  // (local statistics, 128 columns) at seq 512: shared at 128 columns -5.6%, at 64 (288 items)
+  // -12.8%, at 32 (544 items, each filling 48 columns for 32) -5.5% (call 3 of the ninth
+  // session, JOURNAL.md v38). Local statistics keep the widest tile: each narrow item recomputes
+  // its halo rows' statistics over whole rows (v36: +62%). kPlanWindow and not the window
+  // argument: the launch plans twice (the second time for its grid), and both must pick the
+  // same tile.
   auto conv_items = [&](int tj) {
     FusedParams at = p;
     at.TJ = tj;
