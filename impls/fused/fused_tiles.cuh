@@ -319,8 +319,8 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
 // FLIGHT = 2 (v40): a thread's tasks two at a time, the second's eight loads issued before the
 // first's math. With one block of 8 warps an SM (k 7 heads 32: 880 tasks over 256 threads) the
 // busiest threads waited four round trips in series, now two. The 128-register instances (two
-// blocks an SM, k 5 heads 16's) take FLIGHT = 1: they have no registers to spare (FLIGHT = 2
-// spills 12/12 bytes in the register-A one; branch fused-v40b-fill2-all measures it).
+// blocks an SM, k 5 heads 16's) take FLIGHT = 2 too in this probe (v40b: 12/12 bytes of
+// spills in the register-A one; v40 keeps FLIGHT = 1 there).
 template <class T, bool CHUNKED, int FLIGHT>
 __device__ void fill8(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0) {
   static_assert(FLIGHT == 1 || FLIGHT == 2, "one or two tasks in flight");
