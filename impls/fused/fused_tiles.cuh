@@ -258,55 +258,91 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
 // from tile_stats<T, -1> ([row][Cp] floats, 0 for a channel >= C: its raw scores are 0, its
 // probability 1, and it meets a zero weight, weight_bits). Columns past the diagonal or outside
 // the tensor are zeroed per chunk after the math.
-template <class T, bool CHUNKED>
-__device__ void fill8(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0) {
-  const int tasks = fill8_tasks(p);
+
+// A fill8 task's loads: channel 8 g + x of halo row pr, columns jg .. jg + 7 into raw[x] (zeros
+// for channels >= C and where none of the 8 columns is at or left of the diagonal inside the
+// tensor, or where the task is not live). Returns n, how many of the 8 are (0 when not live).
+template <class T>
+__device__ __forceinline__ int fill8_load(const FusedParams& p, int b, long long i0, long long j0, const Fill8Slot& at,
+                                          bool live, uint4 (&raw)[8]) {
+  const int ip = static_cast<int>(i0) - p.r + at.pr, jg = static_cast<int>(j0) - 8 + 8 * at.v;
+  const int n = (!live || ip < 0 || ip >= p.S || jg < 0) ? 0 : min(max(ip - jg + 1, 0), 8);
   const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
+  const char* src = static_cast<const char*>(p.scores) +
+                    ((static_cast<long long>(b) * p.C + 8 * at.g) * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
+                        static_cast<long long>(sizeof(T));
+#pragma unroll
+  for (int x = 0; x < 8; ++x) {
+    raw[x] = n > 0 && 8 * at.g + x < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+    src += plane_bytes;
+  }
+  return n;
+}
+
+// A fill8 task's math and stores (task: its index in the enumeration, for fill8_rot).
+template <class T>
+__device__ __forceinline__ void fill8_store(const FusedParams& p, const float* mbs, char* tile, int task,
+                                           const Fill8Slot& at, int n, const uint4 (&raw)[8]) {
   const int col_bytes = 16 * fill8_col_units(p);
+  const float4* m4 = reinterpret_cast<const float4*>(mbs + at.pr * p.Cp + 8 * at.g);
+  const float4 ma = m4[0], mc = m4[1];
+  const float mb[8] = {ma.x, ma.y, ma.z, ma.w, mc.x, mc.y, mc.z, mc.w};
+  uint4 out[8];  // column col: channels (0, 1), (2, 3), (4, 5), (6, 7)
+#pragma unroll
+  for (int h = 0; h < 4; ++h) {  // columns 2h, 2h + 1
+#pragma unroll
+    for (int xp = 0; xp < 4; ++xp) {
+      const float2 lo = unpack2<T>((&raw[2 * xp].x)[h]), hi = unpack2<T>((&raw[2 * xp + 1].x)[h]);
+      (&out[2 * h].x)[xp] = pack2<T>(ex2(fmaf(lo.x, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.x, kLog2e, -mb[2 * xp + 1])));
+      (&out[2 * h + 1].x)[xp] = pack2<T>(ex2(fmaf(lo.y, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.y, kLog2e, -mb[2 * xp + 1])));
+    }
+  }
+  if (n < 8) {
+#pragma unroll
+    for (int col = 0; col < 8; ++col)
+      if (col >= n) out[col] = make_uint4(0, 0, 0, 0);
+  }
+  // Store y writes column (y + rot) & 7 (fill8_rot: no bank conflicts in a quarter-warp), its
+  // data rotated by three stages of selects (a register array takes no run-time index).
+  const int rot = fill8_rot(p, task, at);
+  uint4 a[8], c[8];
+#pragma unroll
+  for (int y = 0; y < 8; ++y) a[y] = (rot & 1) ? out[(y + 1) & 7] : out[y];
+#pragma unroll
+  for (int y = 0; y < 8; ++y) c[y] = (rot & 2) ? a[(y + 2) & 7] : a[y];
+  char* d = tile + fill8_chunk_byte(p, at.pr, 8 * at.v, at.g);
+#pragma unroll
+  for (int y = 0; y < 8; ++y)
+    *reinterpret_cast<uint4*>(d + ((y + rot) & 7) * col_bytes) = (rot & 4) ? c[(y + 4) & 7] : c[y];
+}
+
+// FLIGHT = 2 (v40): a thread's tasks two at a time, the second's eight loads issued before the
+// first's math. With one block of 8 warps an SM (k 7 heads 32: 880 tasks over 256 threads) the
+// busiest threads waited four round trips in series, now two. The 128-register instances (two
+// blocks an SM, k 5 heads 16's) take FLIGHT = 2 too in this probe (v40b: 12/12 bytes of
+// spills in the register-A one; v40 keeps FLIGHT = 1 there).
+template <class T, bool CHUNKED, int FLIGHT>
+__device__ void fill8(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0) {
+  static_assert(FLIGHT == 1 || FLIGHT == 2, "one or two tasks in flight");
+  const int tasks = fill8_tasks(p);
   #pragma unroll 1
-  for (int task = threadIdx.x; task < tasks; task += kThreads) {
+  for (int task = threadIdx.x; task < tasks; task += FLIGHT * kThreads) {
     const Fill8Slot at = fill8_task(p, task);
-    const int ip = static_cast<int>(i0) - p.r + at.pr, jg = static_cast<int>(j0) - 8 + 8 * at.v;
-    const int n = (ip < 0 || ip >= p.S || jg < 0) ? 0 : min(max(ip - jg + 1, 0), 8);
-    const char* src = static_cast<const char*>(p.scores) +
-                      ((static_cast<long long>(b) * p.C + 8 * at.g) * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
-                          static_cast<long long>(sizeof(T));
-    uint4 raw[8];  // channel 8 g + x, columns jg .. jg + 7
-#pragma unroll
-    for (int x = 0; x < 8; ++x) {
-      raw[x] = n > 0 && 8 * at.g + x < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
-      src += plane_bytes;
+    uint4 raw[8];
+    const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
+    if constexpr (FLIGHT == 2) {
+      // The second task's loads predicated, not branched around: behind a branch ptxas merged
+      // them with the second task's stores, after the first task's math.
+      const int task2 = task + kThreads;
+      const bool two = task2 < tasks;
+      const Fill8Slot at2 = fill8_task(p, two ? task2 : task);
+      uint4 raw2[8];
+      const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
+      fill8_store<T>(p, mbs, tile, task, at, n, raw);
+      if (two) fill8_store<T>(p, mbs, tile, task2, at2, n2, raw2);
+    } else {
+      fill8_store<T>(p, mbs, tile, task, at, n, raw);
     }
-    const float4* m4 = reinterpret_cast<const float4*>(mbs + at.pr * p.Cp + 8 * at.g);
-    const float4 ma = m4[0], mc = m4[1];
-    const float mb[8] = {ma.x, ma.y, ma.z, ma.w, mc.x, mc.y, mc.z, mc.w};
-    uint4 out[8];  // column col: channels (0, 1), (2, 3), (4, 5), (6, 7)
-#pragma unroll
-    for (int h = 0; h < 4; ++h) {  // columns 2h, 2h + 1
-#pragma unroll
-      for (int xp = 0; xp < 4; ++xp) {
-        const float2 lo = unpack2<T>((&raw[2 * xp].x)[h]), hi = unpack2<T>((&raw[2 * xp + 1].x)[h]);
-        (&out[2 * h].x)[xp] = pack2<T>(ex2(fmaf(lo.x, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.x, kLog2e, -mb[2 * xp + 1])));
-        (&out[2 * h + 1].x)[xp] = pack2<T>(ex2(fmaf(lo.y, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.y, kLog2e, -mb[2 * xp + 1])));
-      }
-    }
-    if (n < 8) {
-#pragma unroll
-      for (int col = 0; col < 8; ++col)
-        if (col >= n) out[col] = make_uint4(0, 0, 0, 0);
-    }
-    // Store y writes column (y + rot) & 7 (fill8_rot: no bank conflicts in a quarter-warp), its
-    // data rotated by three stages of selects (a register array takes no run-time index).
-    const int rot = fill8_rot(p, task, at);
-    uint4 a[8], c[8];
-#pragma unroll
-    for (int y = 0; y < 8; ++y) a[y] = (rot & 1) ? out[(y + 1) & 7] : out[y];
-#pragma unroll
-    for (int y = 0; y < 8; ++y) c[y] = (rot & 2) ? a[(y + 2) & 7] : a[y];
-    char* d = tile + fill8_chunk_byte(p, at.pr, 8 * at.v, at.g);
-#pragma unroll
-    for (int y = 0; y < 8; ++y)
-      *reinterpret_cast<uint4*>(d + ((y + rot) & 7) * col_bytes) = (rot & 4) ? c[(y + 4) & 7] : c[y];
   }
 }
 
