@@ -111,6 +111,10 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       stats_item<T, 8, kProducerThreads>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.CS - 1) / p.CS));
     } else if (cur.x == kZeroItem) {
       zero_item<T, kProducerThreads>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
+      // zero_item has no barrier of its own, and the loop's next read of next_item must wait for
+      // thread 127's take_next (the stats items and tile_stats end with one; fused_kernel has a
+      // __syncthreads after every item).
+      team_sync<kProducerThreads>();
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
       tile_stats<T, -1, kProducerThreads>(p, smem, cur.y, i0);
