@@ -144,7 +144,7 @@ __device__ void load_weight_cores(const FusedParams& p, char* smem) {
 // the weights) were written by ordinary stores; the wgmmas read them through the async proxy.
 template <class T, int NT>
 __device__ __forceinline__ void fill_wgmma_tile(const FusedParams& p, char* smem, int b, long long i0, long long j0) {
-  fill_channel_tile<T, true, 2>(p, smem, b, i0, j0);  // v40b: two in flight in the 128-register instances too
+  fill_channel_tile<T, true>(p, smem, b, i0, j0);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
 }
