@@ -238,12 +238,11 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 // A warp owns MW m-tiles (16 consecutive columns of one row each) x NT n-tiles.
 // The channel-last tiles' statistics and fill, ldmatrix path and (CHUNKED) wgmma path: by
 // eight-channel tasks for seq a multiple of 8 (v24), else by fill_channels.
-// FLIGHT: fill8's tasks in flight a thread (fill8).
-template <class T, bool CHUNKED, int FLIGHT>
+template <class T, bool CHUNKED>
 __device__ __forceinline__ void fill_channel_tile(const FusedParams& p, char* smem, int b, long long i0, long long j0) {
   if (p.S % 8 == 0) {
     tile_stats<T, -1>(p, smem, b, i0);
-    fill8<T, CHUNKED, FLIGHT>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
+    fill8<T, CHUNKED>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
   } else {
     tile_stats<T>(p, smem, b, i0);
     fill_channels<T, CHUNKED>(p, reinterpret_cast<const float2*>(smem + p.sm_stats),
@@ -254,7 +253,7 @@ __device__ __forceinline__ void fill_channel_tile(const FusedParams& p, char* sm
 template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  fill_channel_tile<T, false, 2>(p, smem, b, i0, j0);  // one block an SM: registers to spare
+  fill_channel_tile<T, false>(p, smem, b, i0, j0);
   __syncthreads();
 
   const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);

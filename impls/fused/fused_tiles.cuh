@@ -316,33 +316,28 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
     *reinterpret_cast<uint4*>(d + ((y + rot) & 7) * col_bytes) = (rot & 4) ? c[(y + 4) & 7] : c[y];
 }
 
-// FLIGHT = 2 (v40): a thread's tasks two at a time, the second's eight loads issued before the
-// first's math. With one block of 8 warps an SM (k 7 heads 32: 880 tasks over 256 threads) the
-// busiest threads waited four round trips in series, now two. The 128-register instances (two
-// blocks an SM, k 5 heads 16's) take FLIGHT = 2 too in this probe (v40b: 12/12 bytes of
-// spills in the register-A one; v40 keeps FLIGHT = 1 there).
-template <class T, bool CHUNKED, int FLIGHT>
+// v40b: a thread's tasks two at a time, the second's eight loads issued before the first's math.
+// With one block of 8 warps an SM (k 7 heads 32: 880 tasks over 256 threads) the busiest
+// threads waited four round trips in series, now two (−1.8%); the 128-register instances (two
+// blocks an SM, k 5 heads 16's) too, at 12/12 bytes of spills in the register-A one (−2.2%;
+// v40, one task at a time there, +0.1%). JOURNAL.md v40 and v40b.
+template <class T, bool CHUNKED>
 __device__ void fill8(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0) {
-  static_assert(FLIGHT == 1 || FLIGHT == 2, "one or two tasks in flight");
   const int tasks = fill8_tasks(p);
   #pragma unroll 1
-  for (int task = threadIdx.x; task < tasks; task += FLIGHT * kThreads) {
+  for (int task = threadIdx.x; task < tasks; task += 2 * kThreads) {
     const Fill8Slot at = fill8_task(p, task);
     uint4 raw[8];
     const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
-    if constexpr (FLIGHT == 2) {
-      // The second task's loads predicated, not branched around: behind a branch ptxas merged
-      // them with the second task's stores, after the first task's math.
-      const int task2 = task + kThreads;
-      const bool two = task2 < tasks;
-      const Fill8Slot at2 = fill8_task(p, two ? task2 : task);
-      uint4 raw2[8];
-      const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
-      fill8_store<T>(p, mbs, tile, task, at, n, raw);
-      if (two) fill8_store<T>(p, mbs, tile, task2, at2, n2, raw2);
-    } else {
-      fill8_store<T>(p, mbs, tile, task, at, n, raw);
-    }
+    // The second task's loads predicated, not branched around: behind a branch ptxas merged them
+    // with the second task's stores, after the first task's math.
+    const int task2 = task + kThreads;
+    const bool two = task2 < tasks;
+    const Fill8Slot at2 = fill8_task(p, two ? task2 : task);
+    uint4 raw2[8];
+    const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
+    fill8_store<T>(p, mbs, tile, task, at, n, raw);
+    if (two) fill8_store<T>(p, mbs, tile, task2, at2, n2, raw2);
   }
 }
 

@@ -142,9 +142,9 @@ __device__ void load_weight_cores(const FusedParams& p, char* smem) {
 // ---- conv item: the parts both contractions share ----------------------------------------------
 // The item's probability tile: statistics, then the fill. The tile (and, before the first item,
 // the weights) were written by ordinary stores; the wgmmas read them through the async proxy.
-template <class T, int NT>
+template <class T>
 __device__ __forceinline__ void fill_wgmma_tile(const FusedParams& p, char* smem, int b, long long i0, long long j0) {
-  fill_channel_tile<T, true, 2>(p, smem, b, i0, j0);  // v40b: two in flight in the 128-register instances too
+  fill_channel_tile<T, true>(p, smem, b, i0, j0);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   __syncthreads();
 }
@@ -232,7 +232,7 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, MT = WgmmaRows<NT>::value;
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  fill_wgmma_tile<T, NT>(p, smem, b, i0, j0);
+  fill_wgmma_tile<T>(p, smem, b, i0, j0);
   const int wg = warp_group();
   const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
   const unsigned w_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_w));
@@ -321,7 +321,7 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8;
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  fill_wgmma_tile<T, NT>(p, smem, b, i0, j0);
+  fill_wgmma_tile<T>(p, smem, b, i0, j0);
   const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
   const int r0 = warp_group() * ROWS;
   const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
