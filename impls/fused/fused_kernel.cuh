@@ -100,16 +100,18 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
 
 // ---- the kernel ----------------------------------------------------------------------------------
 // The last block out resets the counters for the next call (graph replays included). All NTHR
-// threads of the block call it.
+// threads of the block call it. Thread 0's verdict reaches the others through the barrier's own
+// reduction (__syncthreads_or), not a shared variable: in the warp-specialised kernel racecheck
+// reported the shared form (write by thread 0, __syncthreads, read) as a hazard with thread 256,
+// while synccheck found no barrier misuse; JOURNAL.md v41, "racecheck".
 template <int NTHR>
 __device__ __forceinline__ void reset_if_last(const FusedParams& p) {
-  __shared__ int last;
+  bool last = false;
   if (threadIdx.x == 0) {
     __threadfence();
     last = atomicAdd(p.done, 1u) == gridDim.x - 1;
   }
-  __syncthreads();
-  if (last) {
+  if (__syncthreads_or(last)) {
     for (int e = threadIdx.x; e < p.B * p.Q; e += NTHR) {
       p.band_count[e] = 0u;
       p.band_ready[e] = 0u;

@@ -58,33 +58,16 @@ __device__ __forceinline__ void regs_inc() {
 #endif
 
 // Chunk pair gp (channel groups 2 gp and 2 gp + 1) of fill8's tile, by the producer's threads:
-// fill8's tasks with two groups instead of Cp / 8, the same loads, math and stores (fill8_load,
-// fill8_store), FLIGHT tasks a thread in flight.
-template <class T, int FLIGHT>
+// fill8's tasks with two groups instead of Cp / 8, the same loads, math and stores.
+template <class T>
 __device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0,
                            int gp) {
   const int nv = p.TJ / 8 + 2, tasks = (p.R + 2 * p.r) * nv * 2;
-  const auto slot = [&](int task) {
+  const auto slot_of = [nv, gp](int task) {
     const int rest = task / nv;
     return Fill8Slot{rest >> 1, task - rest * nv, 2 * gp + (rest & 1)};
   };
-  #pragma unroll 1
-  for (int task = threadIdx.x; task < tasks; task += FLIGHT * kProducerThreads) {
-    const Fill8Slot at = slot(task);
-    uint4 raw[8];
-    const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
-    if constexpr (FLIGHT == 2) {
-      const int task2 = task + kProducerThreads;
-      const bool two = task2 < tasks;
-      const Fill8Slot at2 = slot(two ? task2 : task);
-      uint4 raw2[8];
-      const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
-      fill8_store<T>(p, mbs, tile, task, at, n, raw);
-      if (two) fill8_store<T>(p, mbs, tile, task2, at2, n2, raw2);
-    } else {
-      fill8_store<T>(p, mbs, tile, task, at, n, raw);
-    }
-  }
+  fill8_tasks_of<T, kProducerThreads>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks, slot_of);
 }
 
 // The shared state of the pipeline (static shared memory).
@@ -124,7 +107,7 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       tile_stats<T, -1, kProducerThreads>(p, smem, cur.y, i0);
       for (int gp = 0; gp < G2; ++gp) {
         mbar_wait(&sh.empty[gp], (use & 1u) ^ 1u);  // the consumers are done with item n - 1's pair
-        fill8_pair<T, 2>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
+        fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
         if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, 0);
         mbar_arrive(&sh.full[gp]);
       }
