@@ -32,13 +32,14 @@ class Fused final : public Implementation {
     // The kernel's version in JOURNAL.md. Records up to 2026-11-29 19:07Z say "1"; records of v5
     // to v13 (to 2026-11-30 02:31Z) all say "5": it was not bumped, their source_digest tells them
     // apart.
-    i.version = "40b";
+    i.version = "41";
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
     i.description = "one kernel: in-order work items (row statistics, then probability tiles contracted on tensor cores "
                     "(bf16/fp16: mma.sync, with ldmatrix fragments above 4 heads out, or wgmma on sm_90a for heads_in a "
-                    "multiple of 16) or fp32 FMA), scores read once from DRAM, y written once";
+                    "multiple of 16, warp-specialised at k 5 and 7 with 25-32 heads out) or fp32 FMA), scores read "
+                    "once from DRAM, y written once";
     return i;
   }
 

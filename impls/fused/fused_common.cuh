@@ -16,6 +16,15 @@ namespace mtabench::fused {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
+// A team's barrier: the whole block (NTHR = kThreads) or, in the warp-specialised kernel
+// (fused_ws.cuh), its producer warp group alone (named barrier 1 over NTHR threads), while the
+// consumer warp groups go on contracting.
+template <int NTHR>
+__device__ __forceinline__ void team_sync() {
+  if constexpr (NTHR == kThreads) __syncthreads();
+  else asm volatile("bar.sync 1, %0;\n" ::"n"(NTHR) : "memory");
+}
+
 // Phase ablation, for tools/gpu-ablate.sh only (never set in a normal build: 0 skips nothing): a
 // bit mask of phases the kernel leaves out, so that Nsight Compute can time what is left and each
 // phase's share of the time is measured rather than inferred (JOURNAL.md v19). The output is then

@@ -73,7 +73,7 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
 // ---- zero item --------------------------------------------------------------------------------
 // Columns [c0, c1) of the band's rows, every head: a warp per row, lanes over 16-byte vectors
 // (v1/v2 divided a 64-bit index per vector).
-template <class T>
+template <class T, int NTHR = kThreads>
 __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int lower) {
   if constexpr ((kAblate & kAblateZeroItems) != 0) return;
   const long long i0 = static_cast<long long>(q) * p.R;
@@ -84,7 +84,7 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
   constexpr int per_vec = 16 / sizeof(T);
   T* y = static_cast<T*>(p.y);
   #pragma unroll 1
-  for (int orow = warp; orow < p.O * rows; orow += kWarps) {
+  for (int orow = warp; orow < p.O * rows; orow += NTHR / 32) {
     const int o = orow / rows, rr = orow - o * rows;
     T* dst = y + ((static_cast<long long>(b) * p.O + o) * p.S + i0 + rr) * p.S + c0;
     // Scalar head up to 16-byte alignment (rows of a seq that is not a multiple of 8), vectors,
@@ -99,6 +99,31 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
 }
 
 // ---- the kernel ----------------------------------------------------------------------------------
+// The last block out resets the counters for the next call (graph replays included). All NTHR
+// threads of the block call it. Thread 0's verdict reaches the others through the barrier's own
+// reduction (__syncthreads_or), not a shared variable: in the warp-specialised kernel racecheck
+// reported the shared form (write by thread 0, __syncthreads, read) as a hazard with thread 256,
+// while synccheck found no barrier misuse; JOURNAL.md v41, "racecheck".
+template <int NTHR>
+__device__ __forceinline__ void reset_if_last(const FusedParams& p) {
+  bool last = false;
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(p.done, 1u) == gridDim.x - 1;
+  }
+  if (__syncthreads_or(last)) {
+    for (int e = threadIdx.x; e < p.B * p.Q; e += NTHR) {
+      p.band_count[e] = 0u;
+      p.band_ready[e] = 0u;
+    }
+    if (threadIdx.x == 0) {
+      *p.ticket = 0u;
+      *p.done = 0u;
+    }
+    __threadfence();
+  }
+}
+
 template <class T, bool MMA, int NT, int KT, bool NARROW, bool WG>
 __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   switch (it.x) {
@@ -169,24 +194,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT, WG>()) fused_ker
     run_item<T, MMA, NT, KT, NARROW, WG>(p, smem, cur);
     __syncthreads();
   }
-  // The last block out resets the counters for the next call (graph replays included).
-  __shared__ int last;
-  if (threadIdx.x == 0) {
-    __threadfence();
-    last = atomicAdd(p.done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (last) {
-    for (int e = threadIdx.x; e < p.B * p.Q; e += kThreads) {
-      p.band_count[e] = 0u;
-      p.band_ready[e] = 0u;
-    }
-    if (threadIdx.x == 0) {
-      *p.ticket = 0u;
-      *p.done = 0u;
-    }
-    __threadfence();
-  }
+  reset_if_last<kThreads>(p);
 }
 
 }  // namespace mtabench::fused

@@ -63,12 +63,12 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   check_static_smem(reinterpret_cast<const void*>(k));
   MTABENCH_CUDA_CALL(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
   int blocks = 0;
-  MTABENCH_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, kThreads, plan.p.sm_total));
+  MTABENCH_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, plan.p.threads, plan.p.sm_total));
   return blocks;
 }
 
 void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream) {
-  pick(plan, dtype)<<<grid, kThreads, p.sm_total, stream>>>(p);
+  pick(plan, dtype)<<<grid, p.threads, p.sm_total, stream>>>(p);
   MTABENCH_CUDA_CHECK_LAUNCH();
 }
 

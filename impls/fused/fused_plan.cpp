@@ -34,7 +34,7 @@ int zero_chunks(const FusedParams& p, int q) {
 
 std::string FusedPlan::describe() const {
   return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} Cp={} NT={} ksteps={} kchunk={} smem={}B",
-                     !mma ? "fma" : p.wgmma_rs ? "wgmma-rs" : p.wgmma ? "wgmma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
+                     !mma ? "fma" : p.ws ? "wgmma-ws" : p.wgmma_rs ? "wgmma-rs" : p.wgmma ? "wgmma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
                      p.kchunk, p.sm_total);
 }
 
@@ -185,6 +185,11 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   // A from registers where its instances exist (k 5 and 7; 8 rows' accumulators of up to 32
   // heads out per warp group: 128 registers).
   const bool rs = (p.K == 5 || p.K == 7) && p.NT <= 4;
+  // v41: warp-specialised (fused_ws.cuh) where its instances exist (4 n-tiles), the tile has at
+  // least two chunk pairs to pipeline and at most kWsMaxPairs, the fill is fill8's (seq a
+  // multiple of 8) and the statistics are shared (items taken by ticket). No staging then: the
+  // tile's space is the next item's while the consumers store.
+  const bool ws = rs && p.NT == 4 && p.Cp >= 32 && p.Cp <= 64 && p.S % 8 == 0 && !p.local_stats;
   auto wgmma_layout = [&]() {
     p.TJ = kWgmmaTJ;
     p.PW = p.TJ + 16;
@@ -204,7 +209,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     off += (p.Cp / 8) * p.cstride;
     p.sm_y = p.sm_p;
     p.yhp = 0;
-    if (rs) {
+    if (rs && !ws) {
       // v29: the register-A path stages its outputs in the tile (dead after the k-loop) for
       // store_staging (wgmma_staged_offset).
       static_assert(kRows == kWgmmaRows, "the staged layout's rows are the band's");
@@ -214,10 +219,13 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     p.sm_total = off;
     return off <= smem_optin;
   };
-  p.wgmma = p.wgmma_rs = 0;
+  p.wgmma = p.wgmma_rs = p.ws = 0;
+  p.threads = 256;  // kThreads
   if (plan.mma && wgmma_ok && p.ldsm && p.Cp % 16 == 0 && wgmma_layout()) {
     p.wgmma = 1;
     p.wgmma_rs = rs;
+    p.ws = ws;
+    if (ws) p.threads = 384;  // kWsThreads
     fits = true;
   } else if (plan.mma) {
     fits = search();

@@ -125,7 +125,8 @@ __device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c
 // (SEG = 256): its unit index arithmetic, shuffle combines and partial stores were more than
 // half of the stats items' instructions (seq 4096 profile, v6); a lane now folds SEG / (8 L)
 // vectors (four batches at heads_in 4, bf16) for each such overhead.
-template <class T, int NV>
+// NTHR: the threads that run it (threadIdx.x < NTHR; team_sync).
+template <class T, int NV, int NTHR = kThreads>
 __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nch) {
   const T* scores = static_cast<const T*>(p.scores);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -133,14 +134,14 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
   const int spi = p.CS / p.SEG;
   int L = 1;
-  while (2 * L <= p.SEG / (8 * NV) && L * p.R * p.C * spi < kThreads) L *= 2;
+  while (2 * L <= p.SEG / (8 * NV) && L * p.R * p.C * spi < NTHR) L *= 2;
   const int lshift = __ffs(L) - 1, sshift = __ffs(spi) - 1;
   const int units = rows * p.C * spi, per_step = 32 >> lshift, per_lane = p.SEG / (8 * L);
   const int steps = (units + per_step - 1) >> (5 - lshift);
   const int sub = lane >> lshift, lane_in = lane & (L - 1);
   const long long c0 = static_cast<long long>(chunk) * p.CS;
   #pragma unroll 1
-  for (int st = warp; st < steps; st += kWarps) {
+  for (int st = warp; st < steps; st += NTHR / 32) {
     const int unit = st * per_step + sub;
     const int pair = unit >> sshift, seg = unit & (spi - 1);
     const int rr = pair / p.C, c = pair - rr * p.C;
@@ -161,18 +162,18 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
       p.partials[((static_cast<long long>(b) * p.S + i0) * p.C + pair) * p.nch_max + chunk * spi + seg] = ml;
   }
   __shared__ int last;
-  __syncthreads();
+  team_sync<NTHR>();
   if (threadIdx.x == 0) {
     __threadfence();  // our partials before the count
     last = atomicAdd(&p.band_count[b * p.Q + q], 1u) == static_cast<unsigned>(nch - 1);
   }
-  __syncthreads();
+  team_sync<NTHR>();
   if (!last) return;
   // The last chunk of the band merges all segments of its rows.
   __threadfence();
   const int nseg = nch * spi;
   #pragma unroll 1
-  for (int pair = threadIdx.x; pair < rows * p.C; pair += kThreads) {
+  for (int pair = threadIdx.x; pair < rows * p.C; pair += NTHR) {
     const int rr = pair / p.C, c = pair - rr * p.C;
     const long long i = i0 + rr;
     const float2* part = p.partials + ((static_cast<long long>(b) * p.S + i) * p.C + c) * p.nch_max;
@@ -183,7 +184,7 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
     }
     __stcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + i, make_float2(m, 1.f / l));
   }
-  __syncthreads();
+  team_sync<NTHR>();
   if (threadIdx.x == 0) {
     __threadfence();
     atomicExch(&p.band_ready[b * p.Q + q], 1u);
@@ -209,7 +210,7 @@ __device__ __forceinline__ void wait_ready(const unsigned* flag) {
 // a channel >= C (its raw scores are 0, so its probability is 1 and meets a zero weight); once
 // per row and channel here instead of once per fill task (each of a row's vectors took four
 // log2s: v20's fill).
-template <class T, int MBW = 0>
+template <class T, int MBW = 0, int NTHR = kThreads>
 __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0) {
   constexpr bool MB = MBW != 0;
   float2* st = reinterpret_cast<float2*>(smem + p.sm_stats);
@@ -219,10 +220,10 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
     const T* scores = static_cast<const T*>(p.scores);
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (MB && p.C < ns)
-      for (int e = threadIdx.x; e < halo_rows * (ns - p.C); e += kThreads)
+      for (int e = threadIdx.x; e < halo_rows * (ns - p.C); e += NTHR)
         mb[e / (ns - p.C) * ns + p.C + e % (ns - p.C)] = 0.f;
     #pragma unroll 1
-    for (int pair = warp; pair < halo_rows * p.C; pair += kWarps) {
+    for (int pair = warp; pair < halo_rows * p.C; pair += NTHR / 32) {
       const int pr = pair / p.C, c = pair - pr * p.C;
       const long long ip = i0 - p.r + pr;
       float2 ml = make_float2(-INFINITY, 0.f);
@@ -241,7 +242,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
     const unsigned* ready = p.band_ready + b * p.Q + q;
     const int nc = MB ? ns : p.C;
     #pragma unroll 1
-    for (int pair = threadIdx.x; pair < halo_rows * nc; pair += kThreads) {
+    for (int pair = threadIdx.x; pair < halo_rows * nc; pair += NTHR) {
       const int pr = pair / nc, c = pair - pr * nc;
       const long long ip = i0 - p.r + pr;
       float2 v = make_float2(-INFINITY, 0.f);
@@ -253,7 +254,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
       else st[pair] = v;
     }
   }
-  __syncthreads();
+  team_sync<NTHR>();
 }
 
 }  // namespace mtabench::fused

@@ -283,6 +283,31 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 }
 
 // ---- conv item, A from registers (v14) -----------------------------------------------------------
+// One window column v and chunk pair gp of the contraction below: A fragments from a_vg (this
+// lane's ldmatrix row at tile row r0, the next tile row row_b bytes on), the tap (u, v) weights'
+// descriptor b_vg + u b_u. Returns with every wgmma done.
+template <class T, int NT, int KT>
+__device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
+                                                 unsigned b_u, unsigned hi) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
+  unsigned a[3][4];
+  ldmatrix_x4(a[0], a_vg);
+  ldmatrix_x4(a[1], a_vg + row_b);
+#pragma unroll
+  for (int rr = 0; rr < TR; ++rr) {
+    wgmma_fence();  // the fragment was written by ldmatrix
+#pragma unroll
+    for (int u = 0; u < KT; ++u)
+      if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 3], desc_of(b_vg + u * b_u, hi));
+    wgmma_commit();
+    wgmma_wait<1>();  // group rr - 1 is done: its register set is free
+    if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 3], a_vg + (rr + 2) * row_b);
+  }
+  wgmma_wait<0>();  // the next (v, gp) starts again from sets 0 and 1
+#endif
+}
+
 // The SS loop above reads A (2 KB) and B from shared memory for every wgmma and sits at the
 // shared-memory bound (v13: 195 cycles per k-step of 8 m64n32k16 against 192 for the bytes).
 // Here a warp group keeps all 8 of its output rows' accumulators and walks the tile rows
@@ -294,7 +319,7 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 template <class T, int NT, int KT>
 __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int q, int tile) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
+  constexpr int N = NT * 8, ROWS = 8;
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   fill_wgmma_tile<T>(p, smem, b, i0, j0);
   const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
@@ -316,28 +341,13 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
   for (int r = 0; r < ROWS; ++r)
 #pragma unroll
     for (int x = 0; x < N / 2; ++x) acc[r][x] = 0.f;
-  unsigned a[3][4];
   #pragma unroll 1
   for (int v = 0; v < KT; ++v)
     #pragma unroll 1
-    for (int gp = 0; gp < G2; ++gp) {
-      const unsigned a_vg = a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride);
+    for (int gp = 0; gp < G2; ++gp)
       // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
-      const unsigned b_vg = b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep);
-      ldmatrix_x4(a[0], a_vg);
-      ldmatrix_x4(a[1], a_vg + row_b);
-#pragma unroll
-      for (int rr = 0; rr < TR; ++rr) {
-        wgmma_fence();  // the fragment was written by ldmatrix
-#pragma unroll
-        for (int u = 0; u < KT; ++u)
-          if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 3], desc_of(b_vg + u * b_u, hi));
-        wgmma_commit();
-        wgmma_wait<1>();  // group rr - 1 is done: its register set is free
-        if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 3], a_vg + (rr + 2) * row_b);
-      }
-      wgmma_wait<0>();  // the next (v, gp) starts again from sets 0 and 1
-    }
+      rs_window_column<T, NT, KT>(acc, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
+                                  b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), b_u, hi);
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)
   __syncthreads();  // every warp's ldmatrix reads of the tile are done
   stage_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, ys, r0, i0 + r0, j0);

@@ -141,6 +141,20 @@ TEST(FusedGpu, WgmmaPathCorners) {
 #endif
 }
 
+// v41's warp-specialised kernel (heads_in 32: two chunk pairs; 48 or 64 do not fit in shared
+// memory at k 5 and 7): k 5 and 7, both dtypes, a last band of 8 rows (seq 520, 1032, 1000),
+// batch 2, heads out not a multiple of 8.
+TEST(FusedGpu, WarpSpecialisedPathCorners) {
+  MTABENCH_REQUIRE_GPU();
+#ifndef MTABENCH_WGMMA
+  GTEST_SKIP() << "built without sm_90a (the wgmma instance is not compiled)";
+#else
+  expect_shapes_pass("wgmma-ws", {{7, 1024, 1, 32, 32, DType::bf16}, {5, 520, 2, 32, 24, DType::fp16},
+                                  {5, 1032, 1, 32, 32, DType::bf16}, {7, 1000, 2, 32, 32, DType::fp16},
+                                  {7, 2048, 1, 32, 27, DType::bf16}});
+#endif
+}
+
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
   MTABENCH_REQUIRE_GPU();
   RunOptions opt = quick_options(/*verify_only=*/false);

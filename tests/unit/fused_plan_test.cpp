@@ -58,7 +58,19 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
     EXPECT_LE(p.sm_p + p.Cp / 8 * p.cstride, p.sm_total);
     EXPECT_GE(p.sm_bias, p.sm_w + p.ksteps * p.NT * 256);
     EXPECT_LT(p.sm_total, 16384 * 16);
-    if (p.wgmma_rs) {
+    if (p.ws) {
+      // v41: the warp-specialised kernel pipelines the tile's chunk pairs (two to
+      // kWsMaxPairs = 4) and stores y from the accumulators (the tile is the next item's).
+      EXPECT_EQ(p.wgmma_rs, 1);
+      EXPECT_EQ(p.NT, 4);
+      EXPECT_GE(p.Cp / 16, 2);
+      EXPECT_LE(p.Cp / 16, 4);
+      EXPECT_EQ(p.S % 8, 0);
+      EXPECT_EQ(p.local_stats, 0);
+      EXPECT_EQ(p.threads, 384);
+      EXPECT_EQ(p.yhp, 0);
+    } else if (p.wgmma_rs) {
+      EXPECT_EQ(p.threads, 256);
       // v29: the outputs staged in the tile's space, in store_staging's layout (16-byte rows).
       EXPECT_EQ(p.R, kWgmmaRows);
       EXPECT_EQ(p.yhp, kWgmmaYhp);
@@ -543,6 +555,15 @@ TEST(FusedPlan, WgmmaPathTakesTheseShapes) {
     EXPECT_EQ(p.wgmma, 1) << "k " << k << " heads " << hin << "/" << hout;
     EXPECT_EQ(p.wgmma_rs, rs) << "k " << k << " heads " << hin << "/" << hout;
   }
+  // Warp-specialised (v41) for 4 n-tiles, two to four chunk pairs, seq a multiple of 8 and shared
+  // statistics; FusedGpu.WarpSpecialisedPathCorners runs these shapes.
+  for (const auto& [k, seq, hin, hout, t, ws] : std::vector<std::tuple<int, long long, int, int, DType, int>>{
+           {7, 1024, 32, 32, DType::bf16, 1}, {5, 520, 32, 24, DType::fp16, 1}, {5, 1032, 32, 32, DType::bf16, 1},
+           {7, 4096, 32, 32, DType::bf16, 1}, {7, 1000, 32, 32, DType::fp16, 1}, {7, 2048, 32, 27, DType::bf16, 1}, {7, 777, 32, 32, DType::bf16, 0},
+           {7, 256, 32, 32, DType::bf16, 0}, {5, 2048, 16, 16, DType::bf16, 0}, {7, 1024, 16, 32, DType::bf16, 0}}) {
+    const FusedParams p = shape_plan(k, seq, 1, hin, hout, t);
+    EXPECT_EQ(p.ws, ws) << "k " << k << " seq " << seq << " heads " << hin << "/" << hout;
+  }
 }
 
 // v29: the register-A path's staged outputs. The 2-byte stores of one warp instruction
@@ -565,8 +586,9 @@ TEST(FusedPlan, WgmmaStagedOutputsSpreadOverBanks) {
           for (const auto& [group, bytes] : groups) EXPECT_EQ(bytes.size(), 8u);  // one 16-byte chunk each
         }
   const FusedParams p =
-      make_plan(shape(7, 4096, 1, 32, 32, DType::bf16), 227 * 1024, kPlanWindow, kLeadWindows, true).p;
+      make_plan(shape(7, 4096, 1, 16, 32, DType::bf16), 227 * 1024, kPlanWindow, kLeadWindows, true).p;
   ASSERT_EQ(p.wgmma_rs, 1);
+  ASSERT_EQ(p.ws, 0);  // 16 channels: one chunk pair, nothing to pipeline
   for (int o = 0; o < 32; ++o) {
     for (int row = 0; row < p.R; ++row)
       for (int v = 0; v < p.TJ / 8; ++v) {

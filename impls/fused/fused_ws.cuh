@@ -1,0 +1,189 @@
+#pragma once
+// v41: the warp-specialised register-A kernel (JOURNAL.md, "Next for many heads"). v35 showed
+// that fill work folded into the contracting warps does not overlap their wgmmas (all eight warps
+// run each pass in step), so here other warps do it. 384 threads: warp group 0 is the producer
+// (tickets, stats items, zero items, and each conv item's statistics and fill), warp groups 1 and
+// 2 the consumers (the contraction of 8 output rows each, then y's stores straight from the
+// accumulators). The pipeline's buffers are the probability tile's chunk pairs (16 channels,
+// 2 cstride bytes each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
+// the consumers contract a later pair of item n. Per pair an mbarrier `full` (the producer's 128
+// threads arrive once the pair is written) and `empty` (the consumers' 256 arrive once their
+// ldmatrix reads of it are done). The contraction reads the tile by ldmatrix (the generic proxy)
+// and the weights, written once, through the async proxy. Items are taken in ticket order by the
+// producer alone, and it waits only on earlier tickets (band statistics) or on its own consumers,
+// who wait only on it: no deadlock, as in fused_kernel.
+#include "impls/fused/fused_kernel.cuh"
+
+namespace mtabench::fused {
+
+constexpr int kWsThreads = 384, kProducerThreads = 128;
+constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
+// Registers after setmaxnreg: 384 x 168 at launch = 128 x 104 (producer) + 256 x 200.
+constexpr int kProducerRegs = 104, kConsumerRegs = 200;
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ unsigned smem_u32(const void* ptr) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(ptr));
+}
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+// Arrival with release semantics: this thread's earlier shared-memory accesses are visible to
+// (or, for reads, done before) the waiters of the phase it completes.
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_u32(bar)) : "memory");
+}
+// Until the phase of this parity has completed (acquire). try_wait suspends the thread until the
+// phase completes or the hint's time (10 ms, as CUTLASS's barrier wait) runs out, instead of the
+// system's short default: v41's consumers went round this loop ~45 times a wait (3.0 M
+// executions at k 7 heads 32), issue slots the producer's warps on the same schedulers could use.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+  constexpr unsigned kSuspendNs = 10000000u;
+  const unsigned at = smem_u32(bar);
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(at), "r"(parity), "r"(kSuspendNs)
+                 : "memory");
+}
+template <int N>
+__device__ __forceinline__ void regs_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void regs_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+#endif
+
+// Chunk pair gp (channel groups 2 gp and 2 gp + 1) of fill8's tile, by the producer's threads:
+// fill8's tasks with two groups instead of Cp / 8, the same loads, math and stores.
+template <class T>
+__device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0,
+                           int gp) {
+  const int nv = p.TJ / 8 + 2, tasks = (p.R + 2 * p.r) * nv * 2;
+  const auto slot_of = [nv, gp](int task) {
+    const int rest = task / nv;
+    return Fill8Slot{rest >> 1, task - rest * nv, 2 * gp + (rest & 1)};
+  };
+  fill8_tasks_of<T, kProducerThreads>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks, slot_of);
+}
+
+// The shared state of the pipeline (static shared memory).
+struct WsShared {
+  unsigned long long full[kWsMaxPairs], empty[kWsMaxPairs];
+  int4 slot;       // the conv item in the tile {b, band, tile, 0}; x < 0: no more
+  int4 next_item;  // the producer's next ticket's item; x < 0: none left
+};
+
+template <class T>
+__device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const int G2 = p.Cp >> 4;
+  const auto take_next = [&p, &sh] {
+    const unsigned t = atomicAdd(p.ticket, 1u);
+    sh.next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
+  };
+  unsigned use = 0;  // conv items filled so far: the parity of the buffers' phases
+  if (threadIdx.x == kProducerThreads - 1) take_next();
+  team_sync<kProducerThreads>();
+  for (;;) {
+    const int4 cur = sh.next_item;
+    team_sync<kProducerThreads>();  // also: every thread is done with the last item's statistics
+    if (cur.x < 0) break;
+    if (threadIdx.x == kProducerThreads - 1) take_next();
+    const long long last = min(static_cast<long long>(cur.z + 1) * p.R, p.S);
+    if (cur.x == kStatsItem) {
+      stats_item<T, 8, kProducerThreads>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.CS - 1) / p.CS));
+    } else if (cur.x == kZeroItem) {
+      zero_item<T, kProducerThreads>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
+      // zero_item has no barrier of its own, and the loop's next read of next_item must wait for
+      // thread 127's take_next (the stats items and tile_stats end with one; fused_kernel has a
+      // __syncthreads after every item).
+      team_sync<kProducerThreads>();
+    } else {
+      const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
+      tile_stats<T, -1, kProducerThreads>(p, smem, cur.y, i0);
+      for (int gp = 0; gp < G2; ++gp) {
+        mbar_wait(&sh.empty[gp], (use & 1u) ^ 1u);  // the consumers are done with item n - 1's pair
+        fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
+        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, 0);
+        mbar_arrive(&sh.full[gp]);
+      }
+      ++use;
+    }
+  }
+  mbar_wait(&sh.empty[0], (use & 1u) ^ 1u);
+  if (threadIdx.x == 0) sh.slot = make_int4(-1, 0, 0, 0);
+  mbar_arrive(&sh.full[0]);
+#endif
+}
+
+template <class T, int NT, int KT>
+__device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int N = NT * 8, ROWS = 8;
+  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+  const int r0 = (warp_group() - 1) * ROWS;
+  const unsigned tile_addr = smem_u32(smem + p.sm_p), w_addr = smem_u32(smem + p.sm_w);
+  const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;
+  const unsigned a_lane = tile_addr + static_cast<unsigned>(wgmma_rs_a_offset(p, r0, 0, 0, w, lane));
+  const unsigned row_b = static_cast<unsigned>(p.PW) * 16u;
+  const int G2 = p.Cp >> 4, bstep = p.NT << 4;
+  const unsigned b_u = static_cast<unsigned>(KT * G2 * bstep);
+  float bias_r[NT][2];
+  load_bias_pairs<NT>(p, smem, bias_r);
+  unsigned use = 0;
+  for (;; ++use) {
+    mbar_wait(&sh.full[0], use & 1u);
+    const int4 it = sh.slot;
+    if (it.x < 0) break;
+    float acc[ROWS][N / 2];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+      for (int x = 0; x < N / 2; ++x) acc[r][x] = 0.f;
+    #pragma unroll 1
+    for (int gp = 0; gp < G2; ++gp) {
+      if (gp > 0) mbar_wait(&sh.full[gp], use & 1u);
+      #pragma unroll 1
+      for (int v = 0; v < KT; ++v)
+        rs_window_column<T, NT, KT>(acc, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
+                                    b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), b_u, hi);
+      mbar_arrive(&sh.empty[gp]);
+    }
+    const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
+    store_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, it.x, i0 + r0, j0);
+  }
+#endif
+}
+
+template <class T, int NT, int KT>
+__global__ void __launch_bounds__(kWsThreads, 1) fused_kernel_ws(const FusedParams p) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(16) char smem[];
+  __shared__ WsShared sh;
+  if (threadIdx.x < kThreads) setup_block<T, true, true>(p, smem);
+  if (threadIdx.x == 0)
+    for (int gp = 0; gp < (p.Cp >> 4); ++gp) {
+      mbar_init(&sh.full[gp], kProducerThreads);
+      mbar_init(&sh.empty[gp], kWsThreads - kProducerThreads);
+    }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the weights, for the wgmmas
+  __syncthreads();
+  if (threadIdx.x < kProducerThreads) {
+    regs_dec<kProducerRegs>();
+    ws_produce<T>(p, smem, sh);
+  } else {
+    regs_inc<kConsumerRegs>();
+    ws_consume<T, NT, KT>(p, smem, sh);
+  }
+  __syncthreads();
+  reset_if_last<kWsThreads>(p);
+#else
+  __trap();  // never planned without sm_90a (make_plan's wgmma_ok)
+#endif
+}
+
+}  // namespace mtabench::fused
