@@ -4,8 +4,9 @@
 // run each pass in step), so here other warps do it. 384 threads: warp group 0 is the producer
 // (tickets, zero items, and each conv item's statistics and fill), warp groups 1 and 2 the
 // consumers (the contraction of 8 output rows each, then y's stores straight from the
-// accumulators; since v42 also the stats items, handed over by the producer in ticket order). The pipeline's buffers are the probability tile's chunk pairs (16 channels,
-// 2 cstride bytes each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
+// accumulators; since v42 also the stats items, handed over by the producer in ticket order).
+// The pipeline's buffers are the probability tile's chunk pairs (16 channels, 2 cstride bytes
+// each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
 // the consumers contract a later pair of item n. Per pair an mbarrier `full` (the producer's 128
 // threads arrive once the pair is written) and `empty` (the consumers' 256 arrive once their
 // ldmatrix reads of it are done). The contraction reads the tile by ldmatrix (the generic proxy)
@@ -18,6 +19,11 @@
 namespace mtabench::fused {
 
 constexpr int kWsThreads = 384, kProducerThreads = 128;
+// The two teams' barriers (team_sync, team_any): named barriers 1 and 2, never barrier 0, which
+// would wait for all 384 threads.
+static_assert(kTeamBarrier<kProducerThreads, 0> == 1 &&
+                  kTeamBarrier<kWsThreads - kProducerThreads, kProducerThreads> == 2,
+              "the warp-specialised kernel's teams need named barriers of their own");
 constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
 // Registers after setmaxnreg: 384 x 168 at launch = 128 x 104 (producer) + 256 x 200.
 constexpr int kProducerRegs = 104, kConsumerRegs = 200;
