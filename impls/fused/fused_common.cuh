@@ -16,13 +16,32 @@ namespace mtabench::fused {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
-// A team's barrier: the whole block (NTHR = kThreads) or, in the warp-specialised kernel
-// (fused_ws.cuh), its producer warp group alone (named barrier 1 over NTHR threads), while the
-// consumer warp groups go on contracting.
-template <int NTHR>
+// A team: NTHR threads from thread FIRST. The whole block (NTHR = kThreads, FIRST = 0) or, in
+// the warp-specialised kernel (fused_ws.cuh), its producer warp group (threads 0-127) or its
+// consumers (from thread 128), each on a named barrier of its own while the other side goes on.
+// (So a team of kThreads from thread 0 is the block: none exists in the 384-thread kernel.)
+template <int NTHR, int FIRST>
+constexpr int kTeamBarrier = NTHR == kThreads && FIRST == 0 ? 0 : FIRST == 0 ? 1 : 2;
+// The team's barrier.
+template <int NTHR, int FIRST = 0>
 __device__ __forceinline__ void team_sync() {
-  if constexpr (NTHR == kThreads) __syncthreads();
-  else asm volatile("bar.sync 1, %0;\n" ::"n"(NTHR) : "memory");
+  if constexpr (kTeamBarrier<NTHR, FIRST> == 0) __syncthreads();
+  else asm volatile("bar.sync %0, %1;\n" ::"n"(kTeamBarrier<NTHR, FIRST>), "n"(NTHR) : "memory");
+}
+// The team's barrier, returning whether any of its threads passed true (the barrier's own
+// reduction: no shared variable written by one thread and read by the others after it).
+template <int NTHR, int FIRST = 0>
+__device__ __forceinline__ bool team_any(bool mine) {
+  if constexpr (kTeamBarrier<NTHR, FIRST> == 0) {
+    return __syncthreads_or(mine) != 0;
+  } else {
+    unsigned any;
+    asm volatile("{\n.reg .pred q, r;\nsetp.ne.u32 q, %1, 0;\nbar.red.or.pred r, %2, %3, q;\nselp.u32 %0, 1, 0, r;\n}\n"
+                 : "=r"(any)
+                 : "r"(static_cast<unsigned>(mine)), "n"(kTeamBarrier<NTHR, FIRST>), "n"(NTHR)
+                 : "memory");
+    return any != 0;
+  }
 }
 
 // Phase ablation, for tools/gpu-ablate.sh only (never set in a normal build: 0 skips nothing): a

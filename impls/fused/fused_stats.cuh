@@ -125,11 +125,11 @@ __device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c
 // (SEG = 256): its unit index arithmetic, shuffle combines and partial stores were more than
 // half of the stats items' instructions (seq 4096 profile, v6); a lane now folds SEG / (8 L)
 // vectors (four batches at heads_in 4, bf16) for each such overhead.
-// NTHR: the threads that run it (threadIdx.x < NTHR; team_sync).
-template <class T, int NV, int NTHR = kThreads>
+// NTHR, FIRST: the team that runs it (threads FIRST .. FIRST + NTHR - 1; team_sync).
+template <class T, int NV, int NTHR = kThreads, int FIRST = 0>
 __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nch) {
   const T* scores = static_cast<const T*>(p.scores);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int tid = static_cast<int>(threadIdx.x) - FIRST, warp = tid >> 5, lane = tid & 31;
   const long long i0 = static_cast<long long>(q) * p.R;
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
   const int spi = p.CS / p.SEG;
@@ -161,19 +161,18 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
     if (lane_in == 0 && unit < units)
       p.partials[((static_cast<long long>(b) * p.S + i0) * p.C + pair) * p.nch_max + chunk * spi + seg] = ml;
   }
-  __shared__ int last;
-  team_sync<NTHR>();
-  if (threadIdx.x == 0) {
+  team_sync<NTHR, FIRST>();  // every partial stored before thread 0's fence
+  bool last = false;
+  if (tid == 0) {
     __threadfence();  // our partials before the count
     last = atomicAdd(&p.band_count[b * p.Q + q], 1u) == static_cast<unsigned>(nch - 1);
   }
-  team_sync<NTHR>();
-  if (!last) return;
+  if (!team_any<NTHR, FIRST>(last)) return;
   // The last chunk of the band merges all segments of its rows.
   __threadfence();
   const int nseg = nch * spi;
   #pragma unroll 1
-  for (int pair = threadIdx.x; pair < rows * p.C; pair += NTHR) {
+  for (int pair = tid; pair < rows * p.C; pair += NTHR) {
     const int rr = pair / p.C, c = pair - rr * p.C;
     const long long i = i0 + rr;
     const float2* part = p.partials + ((static_cast<long long>(b) * p.S + i) * p.C + c) * p.nch_max;
@@ -184,8 +183,8 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
     }
     __stcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + i, make_float2(m, 1.f / l));
   }
-  team_sync<NTHR>();
-  if (threadIdx.x == 0) {
+  team_sync<NTHR, FIRST>();
+  if (tid == 0) {
     __threadfence();
     atomicExch(&p.band_ready[b * p.Q + q], 1u);
   }

@@ -2,21 +2,28 @@
 // v41: the warp-specialised register-A kernel (JOURNAL.md, "Next for many heads"). v35 showed
 // that fill work folded into the contracting warps does not overlap their wgmmas (all eight warps
 // run each pass in step), so here other warps do it. 384 threads: warp group 0 is the producer
-// (tickets, stats items, zero items, and each conv item's statistics and fill), warp groups 1 and
-// 2 the consumers (the contraction of 8 output rows each, then y's stores straight from the
-// accumulators). The pipeline's buffers are the probability tile's chunk pairs (16 channels,
-// 2 cstride bytes each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
+// (tickets, zero items, and each conv item's statistics and fill), warp groups 1 and 2 the
+// consumers (the contraction of 8 output rows each, then y's stores straight from the
+// accumulators; since v42 also the stats items, handed over by the producer in ticket order).
+// The pipeline's buffers are the probability tile's chunk pairs (16 channels, 2 cstride bytes
+// each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
 // the consumers contract a later pair of item n. Per pair an mbarrier `full` (the producer's 128
 // threads arrive once the pair is written) and `empty` (the consumers' 256 arrive once their
 // ldmatrix reads of it are done). The contraction reads the tile by ldmatrix (the generic proxy)
 // and the weights, written once, through the async proxy. Items are taken in ticket order by the
 // producer alone, and it waits only on earlier tickets (band statistics) or on its own consumers,
-// who wait only on it: no deadlock, as in fused_kernel.
+// who wait only on it; a stats item handed over waits at most for the conv item ahead of it, whose
+// pairs are all filled by then: no deadlock, as in fused_kernel.
 #include "impls/fused/fused_kernel.cuh"
 
 namespace mtabench::fused {
 
 constexpr int kWsThreads = 384, kProducerThreads = 128;
+// The two teams' barriers (team_sync, team_any): named barriers 1 and 2, never barrier 0, which
+// would wait for all 384 threads.
+static_assert(kTeamBarrier<kProducerThreads, 0> == 1 &&
+                  kTeamBarrier<kWsThreads - kProducerThreads, kProducerThreads> == 2,
+              "the warp-specialised kernel's teams need named barriers of their own");
 constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
 // Registers after setmaxnreg: 384 x 168 at launch = 128 x 104 (producer) + 256 x 200.
 constexpr int kProducerRegs = 104, kConsumerRegs = 200;
@@ -71,9 +78,14 @@ __device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, i
 }
 
 // The shared state of the pipeline (static shared memory).
+// v42: the stats items go to the consumers through pair 0's barriers, like a conv item without
+// a fill (their slot's w is kSlotStats); so pair 0's phases count every item handed over, the
+// other pairs' only the conv items.
+constexpr int kSlotConv = 0, kSlotStats = 1;
 struct WsShared {
   unsigned long long full[kWsMaxPairs], empty[kWsMaxPairs];
-  int4 slot;       // the conv item in the tile {b, band, tile, 0}; x < 0: no more
+  int4 slot;       // the item handed over: conv {b, band, tile, kSlotConv} (in the tile) or stats
+                   // {b, band, chunk, kSlotStats}; x < 0: no more
   int4 next_item;  // the producer's next ticket's item; x < 0: none left
 };
 
@@ -85,7 +97,8 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
     const unsigned t = atomicAdd(p.ticket, 1u);
     sh.next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
   };
-  unsigned use = 0;  // conv items filled so far: the parity of the buffers' phases
+  // Items handed over so far (pair 0's phase parity) and conv items filled (the other pairs').
+  unsigned handed = 0, convs = 0;
   if (threadIdx.x == kProducerThreads - 1) take_next();
   team_sync<kProducerThreads>();
   for (;;) {
@@ -95,26 +108,34 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
     if (threadIdx.x == kProducerThreads - 1) take_next();
     const long long last = min(static_cast<long long>(cur.z + 1) * p.R, p.S);
     if (cur.x == kStatsItem) {
-      stats_item<T, 8, kProducerThreads>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.CS - 1) / p.CS));
+      // To the consumers, who wait on their producer anyway (v41: ~29% of their time); the item
+      // needs nothing of the tile, so they release pair 0 as soon as they have read the slot.
+      mbar_wait(&sh.empty[0], (handed & 1u) ^ 1u);
+      if (threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, kSlotStats);
+      mbar_arrive(&sh.full[0]);
+      ++handed;
+      team_sync<kProducerThreads>();  // the next read of next_item after thread 127's take_next
     } else if (cur.x == kZeroItem) {
       zero_item<T, kProducerThreads>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
       // zero_item has no barrier of its own, and the loop's next read of next_item must wait for
-      // thread 127's take_next (the stats items and tile_stats end with one; fused_kernel has a
-      // __syncthreads after every item).
+      // thread 127's take_next (tile_stats ends with one; fused_kernel has a __syncthreads after
+      // every item).
       team_sync<kProducerThreads>();
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
       tile_stats<T, -1, kProducerThreads>(p, smem, cur.y, i0);
       for (int gp = 0; gp < G2; ++gp) {
-        mbar_wait(&sh.empty[gp], (use & 1u) ^ 1u);  // the consumers are done with item n - 1's pair
+        // The consumers are done with the last item's pair (and, for pair 0, its slot).
+        mbar_wait(&sh.empty[gp], ((gp == 0 ? handed : convs) & 1u) ^ 1u);
         fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
-        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, 0);
+        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, kSlotConv);
         mbar_arrive(&sh.full[gp]);
       }
-      ++use;
+      ++handed;
+      ++convs;
     }
   }
-  mbar_wait(&sh.empty[0], (use & 1u) ^ 1u);
+  mbar_wait(&sh.empty[0], (handed & 1u) ^ 1u);
   if (threadIdx.x == 0) sh.slot = make_int4(-1, 0, 0, 0);
   mbar_arrive(&sh.full[0]);
 #endif
@@ -134,11 +155,18 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
   const unsigned b_u = static_cast<unsigned>(KT * G2 * bstep);
   float bias_r[NT][2];
   load_bias_pairs<NT>(p, smem, bias_r);
-  unsigned use = 0;
-  for (;; ++use) {
-    mbar_wait(&sh.full[0], use & 1u);
+  unsigned convs = 0;
+  for (unsigned handed = 0;; ++handed) {
+    mbar_wait(&sh.full[0], handed & 1u);
     const int4 it = sh.slot;
     if (it.x < 0) break;
+    if (it.w == kSlotStats) {
+      mbar_arrive(&sh.empty[0]);  // the slot is read, and the item needs no tile
+      const long long last = min(static_cast<long long>(it.y + 1) * p.R, p.S);
+      stats_item<T, 8, kWsThreads - kProducerThreads, kProducerThreads>(p, it.x, it.y, it.z,
+                                                                       static_cast<int>((last + p.CS - 1) / p.CS));
+      continue;
+    }
     float acc[ROWS][N / 2];
 #pragma unroll
     for (int r = 0; r < ROWS; ++r)
@@ -146,7 +174,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
       for (int x = 0; x < N / 2; ++x) acc[r][x] = 0.f;
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
-      if (gp > 0) mbar_wait(&sh.full[gp], use & 1u);
+      if (gp > 0) mbar_wait(&sh.full[gp], convs & 1u);
       #pragma unroll 1
       for (int v = 0; v < KT; ++v)
         rs_window_column<T, NT, KT>(acc, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
@@ -155,6 +183,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     }
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
     store_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, it.x, i0 + r0, j0);
+    ++convs;
   }
 #endif
 }
