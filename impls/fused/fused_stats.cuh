@@ -190,17 +190,18 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   }
 }
 
-// Acquire load of a ready flag: it pairs with the writer's fence and atomicExch (a release), so
-// this thread's later loads of the statistics see them; no fence of our own (v10: a
-// __threadfence after the polls was a MEMBAR.SC per item on the path every warp waited for).
-__device__ __forceinline__ unsigned load_acquire(const unsigned* flag) {
+// A ready flag read without ordering (ld.relaxed: no CCTL.IVALL behind it, so several are in
+// flight at once); acquire_fence() after the polls that saw the flags set pairs with each
+// writer's fence and atomicExch (a release), so this thread's later loads of the statistics see
+// them. v44: v10's per-pair ld.acquire put a CCTL.IVALL behind every poll, which waits for the
+// poll's round trip, then the statistics load was another: two dependent L2 round trips a pair,
+// 5.5 pairs a producer thread at k 7 heads 32 (~20% of the producer's samples, v42's profile).
+__device__ __forceinline__ unsigned load_relaxed(const unsigned* flag) {
   unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
   return v;
 }
-__device__ __forceinline__ void wait_ready(const unsigned* flag) {
-  while (load_acquire(flag) == 0u) __nanosleep(100);
-}
+__device__ __forceinline__ void acquire_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
 // ---- conv item: statistics of the tile's rows ----------------------------------------------------
 // The statistics of the tile's halo rows in shared memory. MBW = 0: (max, 1 / sum) per (row,
@@ -209,7 +210,7 @@ __device__ __forceinline__ void wait_ready(const unsigned* flag) {
 // a channel >= C (its raw scores are 0, so its probability is 1 and meets a zero weight); once
 // per row and channel here instead of once per fill task (each of a row's vectors took four
 // log2s: v20's fill).
-template <class T, int MBW = 0, int NTHR = kThreads>
+template <class T, int MBW = 0, int NTHR = kThreads, int K = 2>
 __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0) {
   constexpr bool MB = MBW != 0;
   float2* st = reinterpret_cast<float2*>(smem + p.sm_stats);
@@ -233,24 +234,39 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
       }
     }
   } else {
-    // Rows i0 - r .. i0 + R + r - 1 lie in bands q - 1, q, q + 1 (r <= R). v10: each (row,
-    // channel) thread waits for its own row's band and loads at once (one thread polled the three
-    // flags one after another, then a fence and a barrier, before any statistics load: four
-    // dependent round trips with the block idle).
+    // Rows i0 - r .. i0 + R + r - 1 lie in bands q - 1, q, q + 1 (r <= R). Every thread polls
+    // the tile's bands, all three in flight at once, then loads its (row, channel) pairs' statistics
+    // K at a time, all in flight before any is used (v44; v10 polled each pair's band before its
+    // load; before v10 one thread polled for the block, then a barrier).
     const int q = static_cast<int>(i0 / p.R);
     const unsigned* ready = p.band_ready + b * p.Q + q;
-    const int nc = MB ? ns : p.C;
+    const int nc = MB ? ns : p.C, total = halo_rows * nc;
+    const bool lo = p.r > 0 && q > 0, hi = p.r > 0 && i0 + p.R < p.S;
+    for (;;) {
+      const unsigned f0 = lo ? load_relaxed(ready - 1) : 1u, f1 = load_relaxed(ready), f2 = hi ? load_relaxed(ready + 1) : 1u;
+      if (f0 && f1 && f2) break;
+      __nanosleep(100);
+    }
+    acquire_fence();
     #pragma unroll 1
-    for (int pair = threadIdx.x; pair < halo_rows * nc; pair += NTHR) {
-      const int pr = pair / nc, c = pair - pr * nc;
-      const long long ip = i0 - p.r + pr;
-      float2 v = make_float2(-INFINITY, 0.f);
-      if (ip >= 0 && ip < p.S && (!MB || c < p.C)) {
-        wait_ready(ready + (pr < p.r ? -1 : pr >= p.R + p.r ? 1 : 0));
-        v = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
+    for (int base = threadIdx.x; base < total; base += K * NTHR) {
+      float2 v[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int pair = base + k * NTHR;
+        v[k] = make_float2(-INFINITY, 0.f);
+        const int pr = pair / nc, c = pair - pr * nc;
+        const long long ip = i0 - p.r + pr;
+        if (pair < total && ip >= 0 && ip < p.S && (!MB || c < p.C))
+          v[k] = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
       }
-      if (MB) mb[pair] = v.y > 0.f ? v.x - lg2(v.y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
-      else st[pair] = v;
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int pair = base + k * NTHR;
+        if (pair >= total) break;
+        if (MB) mb[pair] = v[k].y > 0.f ? v[k].x - lg2(v[k].y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
+        else st[pair] = v[k];
+      }
     }
   }
   team_sync<NTHR>();

@@ -123,7 +123,7 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       team_sync<kProducerThreads>();
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
-      tile_stats<T, -1, kProducerThreads>(p, smem, cur.y, i0);
+      tile_stats<T, -1, kProducerThreads, 8>(p, smem, cur.y, i0);  // 5.5 pairs a thread at k 7 heads 32
       for (int gp = 0; gp < G2; ++gp) {
         // The consumers are done with the last item's pair (and, for pair 0, its slot).
         mbar_wait(&sh.empty[gp], ((gp == 0 ? handed : convs) & 1u) ^ 1u);
