@@ -210,7 +210,7 @@ __device__ __forceinline__ void acquire_fence() { asm volatile("fence.acq_rel.gp
 // a channel >= C (its raw scores are 0, so its probability is 1 and meets a zero weight); once
 // per row and channel here instead of once per fill task (each of a row's vectors took four
 // log2s: v20's fill).
-template <class T, int MBW = 0, int NTHR = kThreads, int K = 2>
+template <class T, int MBW = 0, int NTHR = kThreads, int K = 1>
 __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0) {
   constexpr bool MB = MBW != 0;
   float2* st = reinterpret_cast<float2*>(smem + p.sm_stats);
