@@ -119,6 +119,9 @@ MTABENCH_HD inline int wgmma_b_offset(const FusedParams& p, int s, int k, int n)
 // elements past R (TJ + 8) so that the four t lanes of an accumulator store (heads 2t apart, 8
 // columns each) hit 4 different 16-byte bank groups. Element offset of (head o, row, column jj).
 constexpr int kWgmmaRows = 16, kWgmmaTJ = 64;
+// v45: the warp-specialised consumers' y staging, after the tile: per consumer warp (8) one
+// output row of 32 heads x 16 positions (fused_ws.cuh, store_ws_rows).
+constexpr int kWsStageWarpBytes = 32 * 16 * 2, kWsStageBytes = 8 * kWsStageWarpBytes;
 constexpr int kWgmmaYhp = kWgmmaRows * (kWgmmaTJ + 8) + 8;
 MTABENCH_HD constexpr int wgmma_staged_offset(int o, int row, int jj) {
   return o * kWgmmaYhp + row * (kWgmmaTJ + 8) + jj;

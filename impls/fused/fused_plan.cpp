@@ -187,9 +187,10 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   const bool rs = (p.K == 5 || p.K == 7) && p.NT <= 4;
   // v41: warp-specialised (fused_ws.cuh) where its instances exist (4 n-tiles), the tile has at
   // least two chunk pairs to pipeline and at most kWsMaxPairs, the fill is fill8's (seq a
-  // multiple of 8) and the statistics are shared (items taken by ticket). No staging then: the
-  // tile's space is the next item's while the consumers store.
-  const bool ws = rs && p.NT == 4 && p.Cp >= 32 && p.Cp <= 64 && p.S % 8 == 0 && !p.local_stats;
+  // multiple of 8) and the statistics are shared (items taken by ticket). Its y staging is a
+  // space of its own after the tile (kWsStageBytes, v45: the tile's is the next item's while the
+  // consumers store); where that does not fit, the register-A kernel.
+  bool ws = rs && p.NT == 4 && p.Cp >= 32 && p.Cp <= 64 && p.S % 8 == 0 && !p.local_stats;
   auto wgmma_layout = [&]() {
     p.TJ = kWgmmaTJ;
     p.PW = p.TJ + 16;
@@ -209,6 +210,11 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
     off += (p.Cp / 8) * p.cstride;
     p.sm_y = p.sm_p;
     p.yhp = 0;
+    if (ws && off + kWsStageBytes > smem_optin) ws = false;
+    if (ws) {
+      p.sm_y = off;
+      off += kWsStageBytes;
+    }
     if (rs && !ws) {
       // v29: the register-A path stages its outputs in the tile (dead after the k-loop) for
       // store_staging (wgmma_staged_offset).

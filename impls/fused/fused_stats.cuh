@@ -190,16 +190,24 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   }
 }
 
-// Acquire load of a ready flag: it pairs with the writer's fence and atomicExch (a release), so
-// this thread's later loads of the statistics see them; no fence of our own (v10: a
-// __threadfence after the polls was a MEMBAR.SC per item on the path every warp waited for).
+// A ready flag read without ordering (ld.relaxed: no CCTL.IVALL behind it, so several are in
+// flight at once); acquire_fence() after the polls that saw the flags set pairs with each
+// writer's fence and atomicExch (a release), so this thread's later loads of the statistics see
+// them. v44: v10's per-pair ld.acquire put a CCTL.IVALL behind every poll, which waits for the
+// poll's round trip, then the statistics load was another: two dependent L2 round trips a pair,
+// 5.5 pairs a producer thread at k 7 heads 32 (~20% of the producer's samples, v42's profile).
+__device__ __forceinline__ unsigned load_relaxed(const unsigned* flag) {
+  unsigned v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+  return v;
+}
+__device__ __forceinline__ void acquire_fence() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
+// One pair a thread (K = 1) keeps v10's acquire poll per pair: the same two round trips, and the
+// 64-register few-heads instance spilled 12 bytes more with the relaxed polls.
 __device__ __forceinline__ unsigned load_acquire(const unsigned* flag) {
   unsigned v;
   asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
   return v;
-}
-__device__ __forceinline__ void wait_ready(const unsigned* flag) {
-  while (load_acquire(flag) == 0u) __nanosleep(100);
 }
 
 // ---- conv item: statistics of the tile's rows ----------------------------------------------------
@@ -209,7 +217,7 @@ __device__ __forceinline__ void wait_ready(const unsigned* flag) {
 // a channel >= C (its raw scores are 0, so its probability is 1 and meets a zero weight); once
 // per row and channel here instead of once per fill task (each of a row's vectors took four
 // log2s: v20's fill).
-template <class T, int MBW = 0, int NTHR = kThreads>
+template <class T, int MBW = 0, int NTHR = kThreads, int K = 1>
 __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0) {
   constexpr bool MB = MBW != 0;
   float2* st = reinterpret_cast<float2*>(smem + p.sm_stats);
@@ -233,24 +241,57 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
       }
     }
   } else {
-    // Rows i0 - r .. i0 + R + r - 1 lie in bands q - 1, q, q + 1 (r <= R). v10: each (row,
-    // channel) thread waits for its own row's band and loads at once (one thread polled the three
-    // flags one after another, then a fence and a barrier, before any statistics load: four
-    // dependent round trips with the block idle).
+    // Rows i0 - r .. i0 + R + r - 1 lie in bands q - 1, q, q + 1 (r <= R). K = 1 (v10): each
+    // (row, channel) thread waits for its own row's band and loads at once (one thread polled the
+    // three flags one after another, then a fence and a barrier, before any statistics load: four
+    // dependent round trips with the block idle). K > 1 (v44), for several pairs a thread: every
+    // thread polls the tile's bands, all three in flight at once, then loads its pairs'
+    // statistics K at a time, all in flight before any is used.
     const int q = static_cast<int>(i0 / p.R);
     const unsigned* ready = p.band_ready + b * p.Q + q;
-    const int nc = MB ? ns : p.C;
-    #pragma unroll 1
-    for (int pair = threadIdx.x; pair < halo_rows * nc; pair += NTHR) {
-      const int pr = pair / nc, c = pair - pr * nc;
-      const long long ip = i0 - p.r + pr;
-      float2 v = make_float2(-INFINITY, 0.f);
-      if (ip >= 0 && ip < p.S && (!MB || c < p.C)) {
-        wait_ready(ready + (pr < p.r ? -1 : pr >= p.R + p.r ? 1 : 0));
-        v = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
+    const int nc = MB ? ns : p.C, total = halo_rows * nc;
+    if constexpr (K == 1) {
+      #pragma unroll 1
+      for (int pair = threadIdx.x; pair < total; pair += NTHR) {
+        const int pr = pair / nc, c = pair - pr * nc;
+        const long long ip = i0 - p.r + pr;
+        float2 v = make_float2(-INFINITY, 0.f);
+        if (ip >= 0 && ip < p.S && (!MB || c < p.C)) {
+          const unsigned* flag = ready + (pr < p.r ? -1 : pr >= p.R + p.r ? 1 : 0);
+          while (load_acquire(flag) == 0u) __nanosleep(100);
+          v = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
+        }
+        if (MB) mb[pair] = v.y > 0.f ? v.x - lg2(v.y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
+        else st[pair] = v;
       }
-      if (MB) mb[pair] = v.y > 0.f ? v.x - lg2(v.y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
-      else st[pair] = v;
+    } else {
+      const bool lo = p.r > 0 && q > 0, hi = p.r > 0 && i0 + p.R < p.S;
+      for (;;) {
+        const unsigned f0 = lo ? load_relaxed(ready - 1) : 1u, f1 = load_relaxed(ready), f2 = hi ? load_relaxed(ready + 1) : 1u;
+        if (f0 && f1 && f2) break;
+        __nanosleep(100);
+      }
+      acquire_fence();
+      #pragma unroll 1
+      for (int base = threadIdx.x; base < total; base += K * NTHR) {
+        float2 v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int pair = base + k * NTHR;
+          v[k] = make_float2(-INFINITY, 0.f);
+          const int pr = pair / nc, c = pair - pr * nc;
+          const long long ip = i0 - p.r + pr;
+          if (pair < total && ip >= 0 && ip < p.S && (!MB || c < p.C))
+            v[k] = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int pair = base + k * NTHR;
+          if (pair >= total) break;
+          if (MB) mb[pair] = v[k].y > 0.f ? v[k].x - lg2(v[k].y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
+          else st[pair] = v[k];
+        }
+      }
     }
   }
   team_sync<NTHR>();

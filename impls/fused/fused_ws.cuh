@@ -64,6 +64,72 @@ __device__ __forceinline__ void regs_inc() {
 }
 #endif
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// v45: output rows i_first .. i_first + ROWS - 1 (columns j0 .. j0 + 63) of a consumer warp's
+// accumulators to y through its kWsStageWarpBytes of staging at `buf` (shared address), a row at
+// a time: stmatrix .trans turns each n-tile's two 8 x 8 fragments (positions x heads) into head
+// rows of 8 positions (16 bytes), so a head's 16 positions are 32 contiguous bytes; then each
+// lane loads two of the row's 64 16-byte chunks and stores them to y, two lanes a 32-byte
+// sector. store_wgmma_rows, which v41-v44 used here, did 128 2-byte stores a thread per item,
+// every warp store touching 4 half-used sectors, each with its own bound tests (~11% of all
+// samples at k 7 heads 32 in v44's profile, the consumers the bound). Chunk (head o, half h) sits
+// at o x 32 + 16 (h ^ (o >> 2 & 1)): the eight rows of a stmatrix fragment (heads 8 nt .. 8 nt +
+// 7, one half) fall in eight different 16-byte bank groups. Columns past the diagonal are
+// stored as zeros and rows at or past seq not at all, as in store_wgmma_rows; a chunk is whole
+// inside seq or wholly past it (seq a multiple of 8, the plan's condition for this kernel).
+template <class T, int NT, int ROWS>
+__device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4],
+                                              const float (&bias_r)[NT][2], int b, long long i_first, long long j0,
+                                              unsigned buf) {
+  static_assert(NT * 8 * 16 * 2 == kWsStageWarpBytes && sizeof(T) == 2, "one row of NT * 8 heads a warp");
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
+  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2;
+  const auto chunk = [](int o, int h) { return static_cast<unsigned>(o * 32 + 16 * (h ^ ((o >> 2) & 1))); };
+  // stmatrix: lanes 8 m .. 8 m + 7 address the rows of matrix m of an x4, matrix m = n-tile
+  // 2 s + (m >> 1), half m & 1; row k = head (2 s + (m >> 1)) * 8 + k.
+  unsigned st_at[NT / 2];
+#pragma unroll
+  for (int s = 0; s < NT / 2; ++s) st_at[s] = buf + chunk((2 * s + (lane >> 4)) * 8 + (lane & 7), (lane >> 3) & 1);
+  // This thread keeps position 16 w + g + 8 h of row r where 8 h <= d0 + r (the diagonal).
+  const int d0 = static_cast<int>(min(i_first - j0, 1ll << 20)) - 16 * w - g;
+  const bool below = i_first - j0 >= kWgmmaTJ - 1;  // every position of every row kept
+  T* y = static_cast<T*>(p.y);
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const long long i = i_first + r;
+    if (i >= p.S) break;
+    unsigned v[NT][2];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const bool keep = below || 8 * h <= d0 + r;
+        v[nt][h] = pack2<T>(keep ? acc[r][nt * 4 + 2 * h] + bias_r[nt][0] : 0.f,
+                            keep ? acc[r][nt * 4 + 2 * h + 1] + bias_r[nt][1] : 0.f);
+      }
+    __syncwarp();  // the last row's chunks read by every lane
+#pragma unroll
+    for (int s = 0; s < NT / 2; ++s)
+      asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(st_at[s]),
+                   "r"(v[2 * s][0]), "r"(v[2 * s][1]), "r"(v[2 * s + 1][0]), "r"(v[2 * s + 1][1])
+                   : "memory");
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < NT / 2; ++u) {
+      const int c = lane + 32 * u, o = c >> 1, h = c & 1;
+      uint4 val;
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(val.x), "=r"(val.y), "=r"(val.z), "=r"(val.w)
+                   : "r"(buf + chunk(o, h))
+                   : "memory");
+      const long long j = j0 + 16 * w + 8 * h;
+      if (o < p.O && j < p.S) store_stream(y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j, val);
+    }
+  }
+}
+#endif
+
 // Chunk pair gp (channel groups 2 gp and 2 gp + 1) of fill8's tile, by the producer's threads:
 // fill8's tasks with two groups instead of Cp / 8, the same loads, math and stores.
 template <class T>
@@ -123,7 +189,7 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       team_sync<kProducerThreads>();
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
-      tile_stats<T, -1, kProducerThreads>(p, smem, cur.y, i0);
+      tile_stats<T, -1, kProducerThreads, 8>(p, smem, cur.y, i0);  // 5.5 pairs a thread at k 7 heads 32
       for (int gp = 0; gp < G2; ++gp) {
         // The consumers are done with the last item's pair (and, for pair 0, its slot).
         mbar_wait(&sh.empty[gp], ((gp == 0 ? handed : convs) & 1u) ^ 1u);
@@ -148,6 +214,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
   const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
   const int r0 = (warp_group() - 1) * ROWS;
   const unsigned tile_addr = smem_u32(smem + p.sm_p), w_addr = smem_u32(smem + p.sm_w);
+  const unsigned y_stage = smem_u32(smem + p.sm_y) + ((threadIdx.x - kProducerThreads) >> 5) * kWsStageWarpBytes;
   const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;
   const unsigned a_lane = tile_addr + static_cast<unsigned>(wgmma_rs_a_offset(p, r0, 0, 0, w, lane));
   const unsigned row_b = static_cast<unsigned>(p.PW) * 16u;
@@ -163,7 +230,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     if (it.w == kSlotStats) {
       mbar_arrive(&sh.empty[0]);  // the slot is read, and the item needs no tile
       const long long last = min(static_cast<long long>(it.y + 1) * p.R, p.S);
-      stats_item<T, 8, kWsThreads - kProducerThreads, kProducerThreads>(p, it.x, it.y, it.z,
+      stats_item<T, 16, kWsThreads - kProducerThreads, kProducerThreads>(p, it.x, it.y, it.z,
                                                                        static_cast<int>((last + p.CS - 1) / p.CS));
       continue;
     }
@@ -182,7 +249,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
       mbar_arrive(&sh.empty[gp]);
     }
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
-    store_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, it.x, i0 + r0, j0);
+    store_ws_rows<T, NT, ROWS>(p, acc, bias_r, it.x, i0 + r0, j0, y_stage);
     ++convs;
   }
 #endif

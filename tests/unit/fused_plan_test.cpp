@@ -69,6 +69,11 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
       EXPECT_EQ(p.local_stats, 0);
       EXPECT_EQ(p.threads, 384);
       EXPECT_EQ(p.yhp, 0);
+      // v45: the consumers' y staging, a space of its own after the tile (which is the next
+      // item's while they store), 16-byte aligned for stmatrix and the chunk loads.
+      EXPECT_GE(p.sm_y, p.sm_p + (p.Cp / 8) * p.cstride);
+      EXPECT_EQ(p.sm_y % 16, 0);
+      EXPECT_LE(p.sm_y + kWsStageBytes, p.sm_total);
     } else if (p.wgmma_rs) {
       EXPECT_EQ(p.threads, 256);
       // v29: the outputs staged in the tile's space, in store_staging's layout (16-byte rows).
