@@ -3,8 +3,9 @@
 // that fill work folded into the contracting warps does not overlap their wgmmas (all eight warps
 // run each pass in step), so here other warps do it. 384 threads: warp group 0 is the producer
 // (tickets, zero items, and each conv item's statistics and fill), warp groups 1 and 2 the
-// consumers (the contraction of 8 output rows each, then y's stores straight from the
-// accumulators; since v42 also the stats items, handed over by the producer in ticket order).
+// consumers (the contraction of 8 output rows each, then y's stores, since v45 through a
+// staging space per warp after the tile (store_ws_rows); since v42 also the stats items, handed
+// over by the producer in ticket order).
 // The pipeline's buffers are the probability tile's chunk pairs (16 channels, 2 cstride bytes
 // each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
 // the consumers contract a later pair of item n. Per pair an mbarrier `full` (the producer's 128
