@@ -250,6 +250,10 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
     const int q = static_cast<int>(i0 / p.R);
     const unsigned* ready = p.band_ready + b * p.Q + q;
     const int nc = MB ? ns : p.C, total = halo_rows * nc;
+    const auto put = [&](int pair, float2 v) {
+      if (MB) mb[pair] = v.y > 0.f ? v.x - lg2(v.y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
+      else st[pair] = v;
+    };
     if constexpr (K == 1) {
       #pragma unroll 1
       for (int pair = threadIdx.x; pair < total; pair += NTHR) {
@@ -261,8 +265,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
           while (load_acquire(flag) == 0u) __nanosleep(100);
           v = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
         }
-        if (MB) mb[pair] = v.y > 0.f ? v.x - lg2(v.y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
-        else st[pair] = v;
+        put(pair, v);
       }
     } else {
       const bool lo = p.r > 0 && q > 0, hi = p.r > 0 && i0 + p.R < p.S;
@@ -288,8 +291,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
         for (int k = 0; k < K; ++k) {
           const int pair = base + k * NTHR;
           if (pair >= total) break;
-          if (MB) mb[pair] = v[k].y > 0.f ? v[k].x - lg2(v[k].y) : 0.f;  // 1 / sum >= 1 / seq: never denormal
-          else st[pair] = v[k];
+          put(pair, v[k]);
         }
       }
     }

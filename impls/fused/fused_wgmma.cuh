@@ -112,6 +112,14 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 #pragma unroll
   for (int x = 0; x < N; ++x) asm volatile("" : "+f"(d[x])::"memory");
 }
+// A register-A item's accumulators zeroed before its first wgmma (both register-A kernels).
+template <int ROWS, int N>
+__device__ __forceinline__ void zero_acc(float (&acc)[ROWS][N]) {
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int x = 0; x < N; ++x) acc[r][x] = 0.f;
+}
 
 // ---- block set-up ------------------------------------------------------------------------------
 // The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block.
@@ -337,10 +345,7 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
   load_bias_pairs<NT>(p, smem, bias_r);
 
   float acc[ROWS][N / 2];
-#pragma unroll
-  for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-    for (int x = 0; x < N / 2; ++x) acc[r][x] = 0.f;
+  zero_acc(acc);
   #pragma unroll 1
   for (int v = 0; v < KT; ++v)
     #pragma unroll 1

@@ -236,10 +236,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
       continue;
     }
     float acc[ROWS][N / 2];
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-      for (int x = 0; x < N / 2; ++x) acc[r][x] = 0.f;
+    zero_acc(acc);
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
       if (gp > 0) mbar_wait(&sh.full[gp], convs & 1u);
