@@ -294,12 +294,17 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // One window column v and chunk pair gp of the contraction below: A fragments from a_vg (this
 // lane's ldmatrix row at tile row r0, the next tile row row_b bytes on), the tap (u, v) weights'
 // descriptor b_vg + u b_u. Returns with every wgmma done.
+// v48: four fragment sets, and tile row rr + 2's ldmatrix goes out before the wait for group
+// rr - 1 (its set, group rr - 2's, is free since the last wait), so its latency passes during
+// that wait. With three sets it had to follow the wait, and the next wgmma.fence (WARPGROUP.ARRIVE,
+// which waits for every register write before it) waited for it: ~7% of all samples at k 7 heads
+// 32 (v47's profile, short scoreboard on the 14 ARRIVEs of each column).
 template <class T, int NT, int KT>
 __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
                                                  unsigned b_u, unsigned hi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
-  unsigned a[3][4];
+  unsigned a[4][4];
   ldmatrix_x4(a[0], a_vg);
   ldmatrix_x4(a[1], a_vg + row_b);
 #pragma unroll
@@ -307,10 +312,10 @@ __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsign
     wgmma_fence();  // the fragment was written by ldmatrix
 #pragma unroll
     for (int u = 0; u < KT; ++u)
-      if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 3], desc_of(b_vg + u * b_u, hi));
+      if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 4], desc_of(b_vg + u * b_u, hi));
     wgmma_commit();
-    wgmma_wait<1>();  // group rr - 1 is done: its register set is free
-    if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 3], a_vg + (rr + 2) * row_b);
+    if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 4], a_vg + (rr + 2) * row_b);  // group rr - 2's set
+    wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr + 3 next time
   }
   wgmma_wait<0>();  // the next (v, gp) starts again from sets 0 and 1
 #endif
@@ -322,8 +327,8 @@ __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsign
 // r0 .. r0 + 7 + KT - 1: the A fragment of tile row rr at window column v and chunk pair gp is
 // loaded once (ldmatrix.x4) and feeds output row rr - u with tap u's weights for every u that
 // lands in the group, ~4 wgmmas per fragment at k 7 (8 x 7 over 14 rows). Fragments rotate
-// through three register sets: group rr's wgmmas are one commit group, and once group rr - 1 is
-// done its set takes tile row rr + 2's fragment.
+// through four register sets (three until v47): group rr's wgmmas are one commit group, and
+// tile row rr + 2's fragment goes into group rr - 2's set.
 template <class T, int NT, int KT>
 __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int q, int tile) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
