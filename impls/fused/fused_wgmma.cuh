@@ -126,24 +126,38 @@ __device__ __forceinline__ void zero_acc(float (&acc)[ROWS][N]) {
 // A thread writes one core-matrix row at a time (wgmma_weight_row, fused_contraction.h): 8 k of
 // one head, 16 bytes, from 8 independent loads. (v25 and before: one 2-byte weight per
 // iteration behind split_k's run-time divisions, each load waited for alone: 196 iterations a
-// thread at k 7 heads 32, ~5% of its stall samples.)
+// thread at k 7 heads 32, ~5% of its stall samples.) v49: U rows a thread at a time, all their
+// loads before any store: at k 7 heads 32 (6,272 rows, 24.5 a thread) one row's 8 loads at a
+// time were 16 waits in series for every warp of the block before its first item, ~3% of all
+// samples (with the barrier after it ~4%; v47's profile).
 template <class T>
 __device__ void load_weight_cores(const FusedParams& p, char* smem) {
+  constexpr int U = 4;
   char* wc = smem + p.sm_w;
-  const int N = p.NT * 8, taps = p.K * p.K;
+  const int N = p.NT * 8, taps = p.K * p.K, rows = p.ksteps * 2 * N;
   const T* weight = static_cast<const T*>(p.weight);
   #pragma unroll 1
-  for (int e = threadIdx.x; e < p.ksteps * 2 * N; e += kThreads) {
-    const int ch = e / N, n = e - ch * N;  // chunk ch = 2 s + (k >> 3): k-step s, k half
-    unsigned h[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-    if (ch < p.NCH && n < p.O) {
-      const WeightRow row = wgmma_weight_row(p, ch, n);
+  for (int e0 = threadIdx.x; e0 < rows; e0 += U * kThreads) {
+    unsigned h[U][8];
 #pragma unroll
-      for (int x = 0; x < 8; ++x)
-        if (row.c0 + x < p.C) h[x] = bits16(weight[row.at + x * taps]);
+    for (int q = 0; q < U; ++q) {
+      const int e = e0 + q * kThreads, ch = e / N, n = e - ch * N;  // chunk ch = 2 s + (k >> 3)
+#pragma unroll
+      for (int x = 0; x < 8; ++x) h[q][x] = 0u;
+      if (e < rows && ch < p.NCH && n < p.O) {
+        const WeightRow row = wgmma_weight_row(p, ch, n);
+#pragma unroll
+        for (int x = 0; x < 8; ++x)
+          if (row.c0 + x < p.C) h[q][x] = bits16(weight[row.at + x * taps]);
+      }
     }
-    *reinterpret_cast<uint4*>(wc + wgmma_b_offset(p, ch >> 1, (ch & 1) * 8, n)) =
-        make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+#pragma unroll
+    for (int q = 0; q < U; ++q) {
+      const int e = e0 + q * kThreads, ch = e / N, n = e - ch * N;
+      if (e < rows)
+        *reinterpret_cast<uint4*>(wc + wgmma_b_offset(p, ch >> 1, (ch & 1) * 8, n)) = make_uint4(
+            h[q][0] | h[q][1] << 16, h[q][2] | h[q][3] << 16, h[q][4] | h[q][5] << 16, h[q][6] | h[q][7] << 16);
+    }
   }
 }
 
