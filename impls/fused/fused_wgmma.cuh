@@ -122,42 +122,39 @@ __device__ __forceinline__ void zero_acc(float (&acc)[ROWS][N]) {
 }
 
 // ---- block set-up ------------------------------------------------------------------------------
-// The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block.
-// A thread writes one core-matrix row at a time (wgmma_weight_row, fused_contraction.h): 8 k of
-// one head, 16 bytes, from 8 independent loads. (v25 and before: one 2-byte weight per
-// iteration behind split_k's run-time divisions, each load waited for alone: 196 iterations a
-// thread at k 7 heads 32, ~5% of its stall samples.) v49: U rows a thread at a time, all their
-// loads before any store: at k 7 heads 32 (6,272 rows, 24.5 a thread) one row's 8 loads at a
-// time were 16 waits in series for every warp of the block before its first item, ~3% of all
-// samples (with the barrier after it ~4%; v47's profile).
+// The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block,
+// every (k index, head) of the weights' space exactly once (a weight or a zero: padding heads,
+// channels and k-steps), so no barrier is needed before the kernel's own.
+// v51: a warp takes one head n and 32 consecutive channels c, and walks the K K taps uv: k index
+// uv Cp + c (split_k's order), so its 2-byte shared stores fill four 16-byte core-matrix rows
+// (4 wavefronts), and its loads, 32 (head, channel) rows of K K weights, come from L1 after the
+// first tap of each 32-byte sector. Until v50 a thread gathered one core-matrix row's 8 channels
+// (8 loads K K elements apart, every one its own sector: ~50,000 L2 sector reads a block at k 7
+// heads 32, all blocks at once), ~3.6% of all samples before the first item (v50's profile;
+// four rows in flight a thread, v49, changed nothing: not latency but L2 requests).
 template <class T>
 __device__ void load_weight_cores(const FusedParams& p, char* smem) {
-  constexpr int U = 4;
   char* wc = smem + p.sm_w;
-  const int N = p.NT * 8, taps = p.K * p.K, rows = p.ksteps * 2 * N;
-  const T* weight = static_cast<const T*>(p.weight);
+  const int KK = p.K * p.K, N = p.NT * 8, cblocks = (p.Cp + 31) >> 5;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const unsigned short* weight = static_cast<const unsigned short*>(p.weight);  // T's bits
   #pragma unroll 1
-  for (int e0 = threadIdx.x; e0 < rows; e0 += U * kThreads) {
-    unsigned h[U][8];
-#pragma unroll
-    for (int q = 0; q < U; ++q) {
-      const int e = e0 + q * kThreads, ch = e / N, n = e - ch * N;  // chunk ch = 2 s + (k >> 3)
-#pragma unroll
-      for (int x = 0; x < 8; ++x) h[q][x] = 0u;
-      if (e < rows && ch < p.NCH && n < p.O) {
-        const WeightRow row = wgmma_weight_row(p, ch, n);
-#pragma unroll
-        for (int x = 0; x < 8; ++x)
-          if (row.c0 + x < p.C) h[q][x] = bits16(weight[row.at + x * taps]);
-      }
+  for (int task = warp; task < N * cblocks; task += kThreads / 32) {
+    const int n = task / cblocks, c = (task - n * cblocks) * 32 + lane;
+    if (c >= p.Cp) continue;
+    const bool real = n < p.O && c < p.C;
+    const unsigned short* w = weight + (static_cast<long long>(n) * p.C + c) * KK;
+    #pragma unroll 7
+    for (int uv = 0; uv < KK; ++uv) {
+      const int kk = uv * p.Cp + c;
+      *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, kk >> 4, kk & 15, n)) = real ? __ldg(w + uv) : 0;
     }
-#pragma unroll
-    for (int q = 0; q < U; ++q) {
-      const int e = e0 + q * kThreads, ch = e / N, n = e - ch * N;
-      if (e < rows)
-        *reinterpret_cast<uint4*>(wc + wgmma_b_offset(p, ch >> 1, (ch & 1) * 8, n)) = make_uint4(
-            h[q][0] | h[q][1] << 16, h[q][2] | h[q][3] << 16, h[q][4] | h[q][5] << 16, h[q][6] | h[q][7] << 16);
-    }
+  }
+  // Padding k-steps past K K Cp, if any.
+  #pragma unroll 1
+  for (int e = threadIdx.x; e < (p.ksteps * 16 - KK * p.Cp) * N; e += kThreads) {
+    const int kk = KK * p.Cp + e / N, n = e % N;
+    *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, kk >> 4, kk & 15, n)) = 0;
   }
 }
 
