@@ -315,6 +315,11 @@ __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsign
                                                  unsigned b_u, unsigned hi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
+  // v52: B's descriptor base is the same in every lane; broadcast from lane 0, ptxas knows it is
+  // warp-uniform and builds the descriptors in uniform registers (two R2UR per HGMMA before:
+  // neutral in v47 behind the fence's ldmatrix wait, which v48 removed).
+  b_vg = __shfl_sync(0xffffffffu, b_vg, 0);
+  b_u = __shfl_sync(0xffffffffu, b_u, 0);
   unsigned a[4][4];
   ldmatrix_x4(a[0], a_vg);
   ldmatrix_x4(a[1], a_vg + row_b);
