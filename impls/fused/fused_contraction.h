@@ -127,20 +127,6 @@ MTABENCH_HD constexpr int wgmma_staged_offset(int o, int row, int jj) {
   return o * kWgmmaYhp + row * (kWgmmaTJ + 8) + jj;
 }
 
-// The weights' core-matrix row of chunk ch (= 2 s + k half of k-step s) and head n, as
-// load_weight_cores reads it (v26): its 8 k are channels c0 .. c0 + 7 at tap uv = u K + v
-// (split_k's ldmatrix order), so in the weight tensor [O][C][K][K] they lie K * K elements apart
-// from element `at`. Rows with ch >= NCH or n >= O, and channels c0 + x >= C, are padding (zero
-// weights). The plan test checks it against split_k for every k and head.
-struct WeightRow {
-  long long at;
-  int c0;
-};
-MTABENCH_HD inline WeightRow wgmma_weight_row(const FusedParams& p, int ch, int n) {
-  const int G = p.Cp >> 3, uv = ch / G, c0 = (ch - uv * G) * 8;
-  return {(static_cast<long long>(n) * p.C + c0) * (p.K * p.K) + uv, c0};
-}
-
 // ---- eight-channel vector fill (fill8, fused_tiles.cuh; v24) -----------------------------------
 // The ldmatrix and wgmma tiles (Cp a multiple of 8) for seq a multiple of 8: task (halo row pr,
 // vector v, channel group g) loads one 16-byte vector (8 columns) of each of the group's 8

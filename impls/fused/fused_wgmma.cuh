@@ -122,28 +122,39 @@ __device__ __forceinline__ void zero_acc(float (&acc)[ROWS][N]) {
 }
 
 // ---- block set-up ------------------------------------------------------------------------------
-// The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block.
-// A thread writes one core-matrix row at a time (wgmma_weight_row, fused_contraction.h): 8 k of
-// one head, 16 bytes, from 8 independent loads. (v25 and before: one 2-byte weight per
-// iteration behind split_k's run-time divisions, each load waited for alone: 196 iterations a
-// thread at k 7 heads 32, ~5% of its stall samples.)
+// The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block,
+// every (k index, head) of the weights' space exactly once (a weight or a zero: padding heads,
+// channels and k-steps), so no barrier is needed before the kernel's own.
+// v51: a warp takes one head n and 32 consecutive channels c, and walks the K K taps uv: k index
+// uv Cp + c (split_k's order), so its 2-byte shared stores fill four 16-byte core-matrix rows
+// (4 wavefronts), and its loads, 32 (head, channel) rows of K K weights, come from L1 after the
+// first tap of each 32-byte sector. Until v50 a thread gathered one core-matrix row's 8 channels
+// (8 loads K K elements apart, every one its own sector: ~50,000 L2 sector reads a block at k 7
+// heads 32, all blocks at once), ~3.6% of all samples before the first item (v50's profile;
+// four rows in flight a thread, v49, changed nothing: not latency but L2 requests).
 template <class T>
 __device__ void load_weight_cores(const FusedParams& p, char* smem) {
   char* wc = smem + p.sm_w;
-  const int N = p.NT * 8, taps = p.K * p.K;
-  const T* weight = static_cast<const T*>(p.weight);
+  const int KK = p.K * p.K, N = p.NT * 8, cblocks = (p.Cp + 31) >> 5;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const unsigned short* weight = static_cast<const unsigned short*>(p.weight);  // T's bits
   #pragma unroll 1
-  for (int e = threadIdx.x; e < p.ksteps * 2 * N; e += kThreads) {
-    const int ch = e / N, n = e - ch * N;  // chunk ch = 2 s + (k >> 3): k-step s, k half
-    unsigned h[8] = {0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u};
-    if (ch < p.NCH && n < p.O) {
-      const WeightRow row = wgmma_weight_row(p, ch, n);
-#pragma unroll
-      for (int x = 0; x < 8; ++x)
-        if (row.c0 + x < p.C) h[x] = bits16(weight[row.at + x * taps]);
+  for (int task = warp; task < N * cblocks; task += kThreads / 32) {
+    const int n = task / cblocks, c = (task - n * cblocks) * 32 + lane;
+    if (c >= p.Cp) continue;
+    const bool real = n < p.O && c < p.C;
+    const unsigned short* w = weight + (static_cast<long long>(n) * p.C + c) * KK;
+    #pragma unroll 7
+    for (int uv = 0; uv < KK; ++uv) {
+      const int kk = uv * p.Cp + c;
+      *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, kk >> 4, kk & 15, n)) = real ? __ldg(w + uv) : 0;
     }
-    *reinterpret_cast<uint4*>(wc + wgmma_b_offset(p, ch >> 1, (ch & 1) * 8, n)) =
-        make_uint4(h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16);
+  }
+  // Padding k-steps past K K Cp, if any.
+  #pragma unroll 1
+  for (int e = threadIdx.x; e < (p.ksteps * 16 - KK * p.Cp) * N; e += kThreads) {
+    const int kk = KK * p.Cp + e / N, n = e % N;
+    *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, kk >> 4, kk & 15, n)) = 0;
   }
 }
 
@@ -294,12 +305,22 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // One window column v and chunk pair gp of the contraction below: A fragments from a_vg (this
 // lane's ldmatrix row at tile row r0, the next tile row row_b bytes on), the tap (u, v) weights'
 // descriptor b_vg + u b_u. Returns with every wgmma done.
+// v48: four fragment sets, and tile row rr + 2's ldmatrix goes out before the wait for group
+// rr - 1 (its set, group rr - 2's, is free since the last wait), so its latency passes during
+// that wait. With three sets it had to follow the wait, and the next wgmma.fence (WARPGROUP.ARRIVE,
+// which waits for every register write before it) waited for it: ~7% of all samples at k 7 heads
+// 32 (v47's profile, short scoreboard on the 14 ARRIVEs of each column).
 template <class T, int NT, int KT>
 __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
                                                  unsigned b_u, unsigned hi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
-  unsigned a[3][4];
+  // v52: B's descriptor base is the same in every lane; broadcast from lane 0, ptxas knows it is
+  // warp-uniform and builds the descriptors in uniform registers (two R2UR per HGMMA before:
+  // neutral in v47 behind the fence's ldmatrix wait, which v48 removed).
+  b_vg = __shfl_sync(0xffffffffu, b_vg, 0);
+  b_u = __shfl_sync(0xffffffffu, b_u, 0);
+  unsigned a[4][4];
   ldmatrix_x4(a[0], a_vg);
   ldmatrix_x4(a[1], a_vg + row_b);
 #pragma unroll
@@ -307,10 +328,10 @@ __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsign
     wgmma_fence();  // the fragment was written by ldmatrix
 #pragma unroll
     for (int u = 0; u < KT; ++u)
-      if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 3], desc_of(b_vg + u * b_u, hi));
+      if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 4], desc_of(b_vg + u * b_u, hi));
     wgmma_commit();
-    wgmma_wait<1>();  // group rr - 1 is done: its register set is free
-    if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 3], a_vg + (rr + 2) * row_b);
+    if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 4], a_vg + (rr + 2) * row_b);  // group rr - 2's set
+    wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr + 3 next time
   }
   wgmma_wait<0>();  // the next (v, gp) starts again from sets 0 and 1
 #endif
@@ -322,8 +343,8 @@ __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsign
 // r0 .. r0 + 7 + KT - 1: the A fragment of tile row rr at window column v and chunk pair gp is
 // loaded once (ldmatrix.x4) and feeds output row rr - u with tap u's weights for every u that
 // lands in the group, ~4 wgmmas per fragment at k 7 (8 x 7 over 14 rows). Fragments rotate
-// through three register sets: group rr's wgmmas are one commit group, and once group rr - 1 is
-// done its set takes tile row rr + 2's fragment.
+// through four register sets (three until v47): group rr's wgmmas are one commit group, and
+// tile row rr + 2's fragment goes into group rr - 2's set.
 template <class T, int NT, int KT>
 __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int q, int tile) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

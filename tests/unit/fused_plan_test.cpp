@@ -604,31 +604,41 @@ TEST(FusedPlan, WgmmaStagedOutputsSpreadOverBanks) {
   }
 }
 
-// load_weight_cores (v26) reads each 16-byte core-matrix row's 8 weights from wgmma_weight_row:
-// every (k index, head) must get the weight split_k names (zero for padding), at the byte
-// wgmma_b_offset gives it.
-TEST(FusedPlan, WgmmaWeightRowsHoldWhatSplitKNames) {
+// load_weight_cores (v51) writes weight (head n, channel c, tap uv = u K + v) at k index
+// kk = uv Cp + c: split_k must name that weight there (padding past K K Cp), and the (k index,
+// head) positions it writes, weights and zeros, must be every 2-byte place of the weights'
+// space exactly once (wgmma_b_offset).
+TEST(FusedPlan, WgmmaWeightCoresHoldWhatSplitKNames) {
   for (const auto& [k, hin, hout] : std::vector<std::tuple<int, int, int>>{
            {7, 32, 32}, {5, 16, 16}, {5, 32, 24}, {3, 48, 17}, {1, 16, 5}, {11, 16, 8}, {3, 32, 64}}) {
     SCOPED_TRACE(::testing::Message() << "k " << k << " heads " << hin << "/" << hout);
     const FusedParams p =
         make_plan(shape(k, 777, 1, hin, hout, DType::bf16), 227 * 1024, kPlanWindow, kLeadWindows, true).p;
     ASSERT_EQ(p.wgmma, 1);
-    int checked = 0;
-    for (int kk = 0; kk < p.ksteps * 16; ++kk)
-      for (int n = 0; n < p.NT * 8; ++n) {
-        const KIndex x = split_k(p, kk);
-        const bool zero = x.pad || x.c >= p.C || n >= p.O;
-        const long long want = zero ? -1 : ((static_cast<long long>(n) * p.C + x.c) * p.K + x.u) * p.K + x.v;
-        const int ch = kk >> 3, e = kk & 7;
-        const WeightRow row = wgmma_weight_row(p, ch, n);
-        const bool got_zero = ch >= p.NCH || n >= p.O || row.c0 + e >= p.C;
-        const long long got = got_zero ? -1 : row.at + static_cast<long long>(e) * p.K * p.K;
-        ASSERT_EQ(got, want) << "kk " << kk << " head " << n;
-        ASSERT_EQ(wgmma_b_offset(p, kk / 16, kk % 16, n), wgmma_b_offset(p, ch >> 1, (ch & 1) * 8, n) + 2 * e);
-        checked += !zero;
+    const int KK = p.K * p.K, N = p.NT * 8;
+    std::vector<int> written(p.ksteps * 16 * N, 0);  // 2-byte places of the weights' space
+    int weights = 0;
+    for (int kk = 0; kk < p.ksteps * 16; ++kk) {
+      const KIndex x = split_k(p, kk);
+      const int uv = kk / p.Cp, c = kk % p.Cp;
+      if (uv < KK) {
+        ASSERT_FALSE(x.pad) << "kk " << kk;
+        ASSERT_EQ(x.u * p.K + x.v, uv) << "kk " << kk;
+        ASSERT_EQ(x.c, c) << "kk " << kk;
+      } else {
+        ASSERT_TRUE(x.pad) << "kk " << kk;
       }
-    EXPECT_EQ(checked, hout * hin * k * k);  // every weight once
+      for (int n = 0; n < N; ++n) {
+        const int at = wgmma_b_offset(p, kk >> 4, kk & 15, n);
+        ASSERT_EQ(at % 2, 0);
+        ASSERT_GE(at, 0);
+        ASSERT_LT(at / 2, static_cast<int>(written.size()));
+        ++written[at / 2];
+        weights += uv < KK && c < p.C && n < p.O;
+      }
+    }
+    EXPECT_EQ(std::count(written.begin(), written.end(), 1), static_cast<long>(written.size()));
+    EXPECT_EQ(weights, hout * hin * k * k);  // every weight once
   }
 }
 
