@@ -123,8 +123,9 @@ __device__ __forceinline__ void zero_acc(float (&acc)[ROWS][N]) {
 
 // ---- block set-up ------------------------------------------------------------------------------
 // The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block,
-// every (k index, head) of the weights' space exactly once (a weight or a zero: padding heads,
-// channels and k-steps), so no barrier is needed before the kernel's own.
+// every (k index, head) of the weights' space exactly once (a weight or a zero: padding heads
+// and channels; the wgmma path has Cp a multiple of 16, so its k-steps are exactly K K Cp / 16
+// and none is padding), so no barrier is needed before the kernel's own.
 // v51: a warp takes one head n and 32 consecutive channels c, and walks the K K taps uv: k index
 // uv Cp + c (split_k's order), so its 2-byte shared stores fill four 16-byte core-matrix rows
 // (4 wavefronts), and its loads, 32 (head, channel) rows of K K weights, come from L1 after the
@@ -149,12 +150,6 @@ __device__ void load_weight_cores(const FusedParams& p, char* smem) {
       const int kk = uv * p.Cp + c;
       *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, kk >> 4, kk & 15, n)) = real ? __ldg(w + uv) : 0;
     }
-  }
-  // Padding k-steps past K K Cp, if any.
-  #pragma unroll 1
-  for (int e = threadIdx.x; e < (p.ksteps * 16 - KK * p.Cp) * N; e += kThreads) {
-    const int kk = KK * p.Cp + e / N, n = e % N;
-    *reinterpret_cast<unsigned short*>(wc + wgmma_b_offset(p, kk >> 4, kk & 15, n)) = 0;
   }
 }
 
@@ -305,11 +300,12 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // One window column v and chunk pair gp of the contraction below: A fragments from a_vg (this
 // lane's ldmatrix row at tile row r0, the next tile row row_b bytes on), the tap (u, v) weights'
 // descriptor b_vg + u b_u. Returns with every wgmma done.
-// v48: four fragment sets, and tile row rr + 2's ldmatrix goes out before the wait for group
-// rr - 1 (its set, group rr - 2's, is free since the last wait), so its latency passes during
-// that wait. With three sets it had to follow the wait, and the next wgmma.fence (WARPGROUP.ARRIVE,
-// which waits for every register write before it) waited for it: ~7% of all samples at k 7 heads
-// 32 (v47's profile, short scoreboard on the 14 ARRIVEs of each column).
+// v48: four fragment sets, and tile row rr + 2's ldmatrix goes into group rr - 2's set (free
+// since the last wait), so it need not follow the wait for group rr - 1; ptxas issues it after
+// the next wgmma.fence (SASS: DEPBAR, ARRIVE, LDSM, HGMMAs). With three sets it had to follow the
+// wait, and the fence (WARPGROUP.ARRIVE, which waits for every register write before it) waited
+// for it: ~7% of all samples at k 7 heads 32 (v47's profile, short scoreboard on the 14 ARRIVEs
+// of each column).
 template <class T, int NT, int KT>
 __device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
                                                  unsigned b_u, unsigned hi) {
