@@ -343,7 +343,9 @@ __device__ __forceinline__ void fill8_tasks_of(const FusedParams& p, const float
   }
 }
 
-template <class T, bool CHUNKED>
+// The whole tile by one block's threads; its layout (ldmatrix or wgmma path) comes from p.wgmma
+// (fill8_chunk_byte), so unlike fill_channels it takes no CHUNKED parameter.
+template <class T>
 __device__ void fill8(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0) {
   fill8_tasks_of<T, kThreads>(p, mbs, tile, b, i0, j0, threadIdx.x, fill8_tasks(p),
                               [&p](int task) { return fill8_task(p, task); });
