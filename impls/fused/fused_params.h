@@ -83,7 +83,8 @@ struct FusedParams {
   int n_items;
   int nch_max;         // stats segments of the longest band (stats chunks x CS / SEG)
   float2* partials;    // [B][S][C][nch_max] (max, sum) of each stats segment, log2 domain
-  float2* stats;       // [B][C][S] (max, 1/sum), log2 domain
+  float2* stats;       // [B][S][C] (max, 1/sum), log2 domain; v55: channel-fastest, so a tile's
+                       // consecutive (row, channel) pairs are consecutive 8-byte loads
   unsigned* band_count;  // [B*Q] stats items done per band
   unsigned* band_ready;  // [B*Q] 1 once the band's statistics are merged
   unsigned* ticket;      // next work item

@@ -133,7 +133,11 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
   const long long i0 = static_cast<long long>(q) * p.R;
   const int rows = static_cast<int>(min(static_cast<long long>(p.R), p.S - i0));
   const int spi = p.CS / p.SEG;
-  int L = 1;
+  // v55: at least two lanes a unit for 16-bit scores, so each load instruction reads whole 32-byte
+  // sectors (a lane's 16 bytes and its neighbour's): with one lane a unit (many heads: R C units
+  // for 256 threads) each of a lane's 16-byte loads took half a sector and the next load the other
+  // half, twice the sector requests (Nsight Compute, k 7 heads 32: 2.9 M for 1.5 M ideal per load).
+  int L = sizeof(T) == 2 && 2 <= p.SEG / (8 * NV) ? 2 : 1;
   while (2 * L <= p.SEG / (8 * NV) && L * p.R * p.C * spi < NTHR) L *= 2;
   const int lshift = __ffs(L) - 1, sshift = __ffs(spi) - 1;
   const int units = rows * p.C * spi, per_step = 32 >> lshift, per_lane = p.SEG / (8 * L);
@@ -181,7 +185,7 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
       const float2 v = __ldcg(part + j);  // written by other blocks: bypass L1
       combine_nb(m, l, v.x, v.y);
     }
-    __stcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + i, make_float2(m, 1.f / l));
+    __stcg(p.stats + (static_cast<long long>(b) * p.S + i) * p.C + c, make_float2(m, 1.f / l));
   }
   team_sync<NTHR, FIRST>();
   if (tid == 0) {
@@ -263,7 +267,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
         if (ip >= 0 && ip < p.S && (!MB || c < p.C)) {
           const unsigned* flag = ready + (pr < p.r ? -1 : pr >= p.R + p.r ? 1 : 0);
           while (load_acquire(flag) == 0u) __nanosleep(100);
-          v = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
+          v = __ldcg(p.stats + (static_cast<long long>(b) * p.S + ip) * p.C + c);
         }
         put(pair, v);
       }
@@ -285,7 +289,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
           const int pr = pair / nc, c = pair - pr * nc;
           const long long ip = i0 - p.r + pr;
           if (pair < total && ip >= 0 && ip < p.S && (!MB || c < p.C))
-            v[k] = __ldcg(p.stats + (static_cast<long long>(b) * p.C + c) * p.S + ip);
+            v[k] = __ldcg(p.stats + (static_cast<long long>(b) * p.S + ip) * p.C + c);
         }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
