@@ -6,6 +6,12 @@
 
 namespace mtabench::fused {
 
+// Row i, channel c's merged statistics in p.stats ([B][S][C], fused_params.h): the one place
+// the layout is spelled, for the merge that writes them and tile_stats that reads them.
+__device__ __forceinline__ long long stats_index(const FusedParams& p, int b, long long i, int c) {
+  return (static_cast<long long>(b) * p.S + i) * p.C + c;
+}
+
 // Combines two (max, sum) pairs of the log2-domain softmax without branches (all lanes of a
 // shuffle reduction stay converged): -inf marks "no elements", and ex2(-inf) = 0.
 __device__ __forceinline__ void combine_nb(float& m, float& l, float m2, float l2) {
@@ -185,7 +191,7 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
       const float2 v = __ldcg(part + j);  // written by other blocks: bypass L1
       combine_nb(m, l, v.x, v.y);
     }
-    __stcg(p.stats + (static_cast<long long>(b) * p.S + i) * p.C + c, make_float2(m, 1.f / l));
+    __stcg(p.stats + stats_index(p, b, i, c), make_float2(m, 1.f / l));
   }
   team_sync<NTHR, FIRST>();
   if (tid == 0) {
@@ -267,7 +273,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
         if (ip >= 0 && ip < p.S && (!MB || c < p.C)) {
           const unsigned* flag = ready + (pr < p.r ? -1 : pr >= p.R + p.r ? 1 : 0);
           while (load_acquire(flag) == 0u) __nanosleep(100);
-          v = __ldcg(p.stats + (static_cast<long long>(b) * p.S + ip) * p.C + c);
+          v = __ldcg(p.stats + stats_index(p, b, ip, c));
         }
         put(pair, v);
       }
@@ -289,7 +295,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
           const int pr = pair / nc, c = pair - pr * nc;
           const long long ip = i0 - p.r + pr;
           if (pair < total && ip >= 0 && ip < p.S && (!MB || c < p.C))
-            v[k] = __ldcg(p.stats + (static_cast<long long>(b) * p.S + ip) * p.C + c);
+            v[k] = __ldcg(p.stats + stats_index(p, b, ip, c));
         }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
