@@ -210,7 +210,10 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
     tile_stats<T, 4>(p, smem, b, i0);  // max + log2 sum per row, four channels
     Fill4Task first;  // loaded after the statistics (v10ab; loading it before them, v10c, was slower)
     fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
-    fill_probabilities4<T>(p, reinterpret_cast<const float4*>(st), reinterpret_cast<unsigned*>(ptile), b, i0, j0, first);
+    const unsigned stage = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_y));  // free until the stores
+    fill4_stage_copy<T>(p, b, i0, j0, stage);
+    fill_probabilities4<T>(p, reinterpret_cast<const float4*>(st), reinterpret_cast<unsigned*>(ptile), b, i0, j0, first,
+                           stage);
   } else {
     tile_stats<T>(p, smem, b, i0);
     const int pitch_h = 2 * p.pitch_w;

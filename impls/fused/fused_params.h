@@ -49,6 +49,9 @@ struct FusedParams {
   // window row is NPAIR chunks from tile column col0 - (r & 1), NCH = K * NPAIR chunks in all.
   int NPAIR;
   unsigned fill4_magic;  // fill4_magic(fill4_vectors): fill4_task's division (fused_contraction.h)
+  // v59: fill4 tasks kThreads .. kThreads + fill4_stage - 1 (the first fill4_stage threads' second
+  // task) go through the y staging space by cp.async (fill4_stage_copy); 0: none, or no room.
+  int fill4_stage;
   int NT;      // n-tiles of 8 output heads (a template parameter of the kernel too)
   // Column interleave for few heads (heads_out <= 4): the 8 n-columns of an n-tile are
   // (head, h) with h < H = 8/O4, and output column h of a position pair reads the window shifted

@@ -142,6 +142,11 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
       p.sm_y = off;
       off += staging;
     }
+    // v59: the four-channel fill's second round (tasks past the block's 256 threads, one more a
+    // thread at most) staged in the y staging space, which is free during the fill; none where
+    // that space is short.
+    const int tail = p.fill4 ? std::min(fill4_tasks(p), 2 * 256) - 256 : 0;
+    p.fill4_stage = tail > 0 && !p.ldsm && tail * 64 <= staging ? tail : 0;
     p.sm_total = off;
     return off <= smem_optin;
   };

@@ -71,28 +71,79 @@ struct Fill4Task {
   int n;         // valid columns [jg, jg + n): clamp(ip - jg + 1, 0, 8); 0 also outside the tensor
 };
 
+// A task's valid columns (Fill4Task::n) and the address of its channel 0 vector.
 template <class T>
-__device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long long i0, long long j0, int task,
-                                           Fill4Task& t) {
+__device__ __forceinline__ const char* fill4_source(const FusedParams& p, int b, long long i0, long long j0, int task,
+                                                    int& n) {
   const Fill4Slot at = fill4_task(p, task);
   // Row and column as ints (both < seq < 2^31; v22: the 64-bit compares and clamp were ~10
   // instructions per task), the address in 64 bits.
   const int ip = static_cast<int>(i0) - p.r + at.pr, jg = static_cast<int>(j0) - 8 + 8 * at.v;
-  t.n = ((kAblate & kAblateFillLoads) || task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
-            ? 0
-            : min(max(ip - jg + 1, 0), 8);
+  n = ((kAblate & kAblateFillLoads) || task >= fill4_tasks(p) || ip < 0 || ip >= p.S || jg < 0)
+          ? 0
+          : min(max(ip - jg + 1, 0), 8);
+  return static_cast<const char*>(p.scores) +
+         (static_cast<long long>(b) * p.C * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
+             static_cast<long long>(sizeof(T));
+}
+
+template <class T>
+__device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long long i0, long long j0, int task,
+                                           Fill4Task& t) {
+  const char* src = fill4_source<T>(p, b, i0, j0, task, t.n);
   // Every word written, loaded or not: the task's registers are then dead after its math, and
   // the next task can reuse them (a conditional write kept them live across the fill's loop).
   // Channel c + 1 is one plane (seq^2 elements) after channel c: a 64-bit add per channel (v22;
   // before, each channel's address was rebuilt from the kernel parameter).
   const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
-  const char* src = static_cast<const char*>(p.scores) +
-                    (static_cast<long long>(b) * p.C * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
-                        static_cast<long long>(sizeof(T));
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
     t.raw[c] = t.n > 0 && c < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
     src += plane_bytes;
+  }
+}
+
+// v59: the fill's second round without a second round trip. 324 tasks over 256 threads at seq
+// 2048-8192 (18 halo rows x 18 vectors): three warps took a second task, loaded after their
+// first task's math, while the other five waited at the fill's barrier (v55's profile at seq
+// 4096: that barrier 8.2% of the stall samples, the loads' first use 9.5%). Now the first
+// p.fill4_stage threads copy their second task (cp.async, 16 bytes, L2 only, zero-filled where
+// nothing is read) into the y staging space, free during the fill, right after issuing their
+// first task's loads, so both round trips overlap. Slot s of channel c sits at (c * fill4_stage
+// + s) * 16: a warp's copies and reads are contiguous 16-byte runs without bank conflicts (v16's
+// 64 bytes a thread conflicted 4-way), and a warp's copies read whole 32-byte sectors.
+template <class T>
+__device__ __forceinline__ void fill4_stage_copy(const FusedParams& p, int b, long long i0, long long j0,
+                                                 unsigned stage) {
+  const int slot = static_cast<int>(threadIdx.x);
+  if (slot >= p.fill4_stage) return;
+  int n;
+  const char* src = fill4_source<T>(p, b, i0, j0, kThreads + slot, n);
+  const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const bool read = n > 0 && c < p.C;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(stage + (c * p.fill4_stage + slot) * 16),
+                 "l"(read ? src : p.scores), "r"(read ? 16 : 0)
+                 : "memory");
+    src += plane_bytes;
+  }
+}
+// Task kThreads + slot from the staging space, once this thread's copies have landed.
+template <class T>
+__device__ __forceinline__ void fill4_load_staged(const FusedParams& p, int b, long long i0, long long j0, int task,
+                                                  unsigned stage, Fill4Task& t) {
+  fill4_source<T>(p, b, i0, j0, task, t.n);
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  const int slot = task - kThreads;
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(stage + (c * p.fill4_stage + slot) * 16)
+                 : "memory");
+    t.raw[c] = v;
   }
 }
 
@@ -145,17 +196,19 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float4*
   for (int x = 0; x < 4; ++x) *reinterpret_cast<uint4*>(d + 16 * (x ^ sx)) = (sx & 2) ? a[x ^ 2] : a[x];
 }
 
-// The whole tile; `first` is task threadIdx.x, already loaded by the caller (fill4_load).
+// The whole tile; `first` is task threadIdx.x, already loaded by the caller (fill4_load), and
+// the first p.fill4_stage threads' second task already copied to `stage` (fill4_stage_copy).
 template <class T>
 __device__ void fill_probabilities4(const FusedParams& p, const float4* mbs, unsigned* dst, int b, long long i0,
-                                    long long j0, const Fill4Task& first) {
+                                    long long j0, const Fill4Task& first, unsigned stage) {
   const int tasks = fill4_tasks(p);
   Fill4Task t = first;
   #pragma unroll 1
   for (int task = threadIdx.x; task < tasks;) {
     fill4_finish<T>(p, mbs, dst, task, t);  // one copy of the math
     task += kThreads;
-    if (task < tasks) fill4_load<T>(p, b, i0, j0, task, t);
+    if (task < kThreads + p.fill4_stage) fill4_load_staged<T>(p, b, i0, j0, task, stage, t);
+    else if (task < tasks) fill4_load<T>(p, b, i0, j0, task, t);
   }
 }
 
