@@ -107,11 +107,12 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
 // 2048-8192 (18 halo rows x 18 vectors): three warps took a second task, loaded after their
 // first task's math, while the other five waited at the fill's barrier (v55's profile at seq
 // 4096: that barrier 8.2% of the stall samples, the loads' first use 9.5%). Now the first
-// p.fill4_stage threads copy their second task (cp.async, 16 bytes, L2 only, zero-filled where
-// nothing is read) into the y staging space, free during the fill, right after issuing their
-// first task's loads, so both round trips overlap. Slot s of channel c sits at (c * fill4_stage
-// + s) * 16: a warp's copies and reads are contiguous 16-byte runs without bank conflicts (v16's
-// 64 bytes a thread conflicted 4-way), and a warp's copies read whole 32-byte sectors.
+// p.fill4_stage threads copy their second task (cp.async, 16 bytes, zero-filled where nothing
+// is read) into the y staging space, free during the fill, right after issuing their first
+// task's loads, so both round trips overlap. v59b: the copies go through L1 (.ca), as the loads
+// do; v59's L2-only copies (.cg) took 2x their ideal L2 sectors and 3.7x their ideal shared
+// wavefronts at seq 4096. Slot s of channel c sits at (c * fill4_stage + s) * 16: a warp's
+// copies and reads are contiguous 16-byte runs (v16's 64 bytes a thread conflicted 4-way).
 template <class T>
 __device__ __forceinline__ void fill4_stage_copy(const FusedParams& p, int b, long long i0, long long j0,
                                                  unsigned stage) {
@@ -123,7 +124,7 @@ __device__ __forceinline__ void fill4_stage_copy(const FusedParams& p, int b, lo
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
     const bool read = n > 0 && c < p.C;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(stage + (c * p.fill4_stage + slot) * 16),
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(stage + (c * p.fill4_stage + slot) * 16),
                  "l"(read ? src : p.scores), "r"(read ? 16 : 0)
                  : "memory");
     src += plane_bytes;
