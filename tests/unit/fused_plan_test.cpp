@@ -267,6 +267,46 @@ TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
   EXPECT_EQ(checked, 144);
 }
 
+// v59: the four-channel fill's second round is staged by cp.async in the y staging space: every
+// task past the block's 256 threads (one more a thread at most) where that space holds its 64
+// bytes a task, none otherwise; the slots must stay inside the staging space, which the fill
+// does not use.
+TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
+  int staged = 0, checked = 0;
+  for (int k : {1, 3, 5, 7, 9, 11})
+    for (int ci : {3, 4})
+      for (int co : {1, 2, 3, 4})
+        for (int seq : {520, 1000, 4096})
+          for (DType dt : {DType::bf16, DType::fp16}) {
+            const Workload w = shape(k, seq, 2, ci, co, dt);
+            SCOPED_TRACE(w.shape_string());
+            const FusedPlan plan = make_plan(w, 227 * 1024);
+            ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
+            const FusedParams& p = plan.p;
+            if (!p.fill4) {
+              EXPECT_EQ(p.fill4_stage, 0);
+              continue;
+            }
+            ++checked;
+            const int tail = std::min(fill4_tasks(p), 512) - 256;
+            const long long staging = static_cast<long long>(p.O) * p.yhp * 2;
+            if (p.fill4_stage == 0) {
+              EXPECT_TRUE(tail <= 0 || tail * 64ll > staging) << "a second round that fits was not staged";
+              continue;
+            }
+            ++staged;
+            EXPECT_EQ(p.fill4_stage, tail);
+            EXPECT_LE(p.fill4_stage * 64ll, staging);
+            EXPECT_LE(p.sm_y + p.fill4_stage * 64, p.sm_total);
+            EXPECT_EQ(p.sm_y % 16, 0);  // cp.async's 16-byte destinations
+          }
+  EXPECT_EQ(checked, 288);
+  EXPECT_GT(staged, 0);
+  // The suite's few-heads workloads (k 3, heads 4/4, seq 4096): 18 x 18 tasks, 68 staged.
+  const FusedPlan seq4096 = make_plan(shape(3, 4096, 2, 4, 4, DType::bf16), 227 * 1024);
+  EXPECT_EQ(seq4096.p.fill4_stage, 68);
+}
+
 // v24: the eight-channel fill (fill8_task, ldmatrix and wgmma tiles) writes every chunk of the
 // tile once (halo row, column, channel group), its tasks vectors-fastest (a quarter-warp's loads
 // are 128 contiguous bytes of one channel's row); store y of a task writes column (y + rot) & 7
