@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Registers and spills of one file of the fused kernel's instances (impls/fused/instances/NAME.cu),
+# compiled for sm_90a as the build does, with `ptxas -v`; with BASE_TREE, the same file of that
+# tree too, and the change (tools/ptxas_spills.py --against). Runs where nvcc is (no GPU needed):
+# the check to make before spending device time on a candidate (JOURNAL.md, sixteenth session).
+# The exit status watches KERNEL_RE (default: the few-heads instance, fused_kernel<T, 1, 1, 0, 0,
+# 0>, whose 64 registers make its spills move): 1 when it spills more than in BASE_TREE.
+# Usage: tools/instance-spills.sh NAME [BASE_TREE]   e.g. tools/instance-spills.sh mma_bf16 /tmp/main
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+name=${1:?usage: tools/instance-spills.sh NAME [BASE_TREE]}
+base=${2:-}
+kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, false, false>'}
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+compile() {  # TREE LOG
+  local src="$1/impls/fused/instances/$name.cu"
+  [ -f "$src" ] || { echo "instance-spills.sh: no $src" >&2; exit 2; }
+  (cd "$1" && "$nvcc" -DMTABENCH_HAVE_CUDNN=1 -DMTABENCH_WGMMA=1 -I. -O3 -DNDEBUG -std=c++17 \
+     -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -cubin -o "$out/$(basename "$2").cubin" "$src") >"$2" 2>&1 ||
+    { tail -20 "$2" >&2; echo "instance-spills.sh: $1: $name.cu did not compile" >&2; exit 2; }
+}
+
+compile "$here" "$out/new.log" &
+pid=$!
+[ -n "$base" ] && compile "$(cd "$base" && pwd)" "$out/base.log"
+wait "$pid"
+if [ -n "$base" ]; then
+  python3 "$here/tools/ptxas_spills.py" "$out/new.log" --against "$out/base.log" --kernel "$kernel_re"
+else
+  python3 "$here/tools/ptxas_spills.py" "$out/new.log" --kernel "$kernel_re"
+fi
