@@ -83,6 +83,32 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   constexpr int per_vec = 16 / sizeof(T);
   T* y = static_cast<T*>(p.y);
+  if constexpr (NTHR != kThreads) {
+    // The warp-specialised kernel's producer (v71): where every row's run starts 16-byte aligned
+    // and is whole vectors, one division for the warp's first (head, row), then the rows by
+    // stepped pointers (the general loop below spends ~90 instructions a row on a division,
+    // 64-bit index products and the alignment head, for 8 stores a lane at ZC 2048). Not in the
+    // block-wide instances: there it moved the 64-register few-heads instance's spills (v66).
+    if ((p.S % per_vec) == 0 && (c0 % per_vec) == 0 && (reinterpret_cast<std::uintptr_t>(y) & 15) == 0) {
+      constexpr int kStep = NTHR / 32;
+      const int vecs = n / per_vec;
+      int o = warp / rows, rr = warp - o * rows;
+      uint4* dst = reinterpret_cast<uint4*>(y + ((static_cast<long long>(b) * p.O + o) * p.S + i0 + rr) * p.S + c0);
+      const long long row_vecs = p.S / per_vec;  // 16-byte vectors from one row of y to the next
+      #pragma unroll 1
+      while (o < p.O) {
+        for (int v = lane; v < vecs; v += 32) store_stream(dst + v, make_uint4(0, 0, 0, 0));
+        rr += kStep;
+        dst += kStep * row_vecs;
+        while (rr >= rows) {  // into the next head's plane: S - rows rows on
+          rr -= rows;
+          ++o;
+          dst += (p.S - rows) * row_vecs;
+        }
+      }
+      return;
+    }
+  }
   #pragma unroll 1
   for (int orow = warp; orow < p.O * rows; orow += NTHR / 32) {
     const int o = orow / rows, rr = orow - o * rows;
