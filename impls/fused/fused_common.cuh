@@ -2,6 +2,7 @@
 // What every part of the fused work-queue kernel shares: the block shape and eight-score
 // vector loads.
 #include "harness/device_dtype.cuh"
+#include "impls/fused/fused_contraction.h"
 #include "impls/fused/fused_math.cuh"
 #include "impls/fused/fused_params.h"
 
@@ -20,6 +21,8 @@ constexpr int kWarps = kThreads / 32;
 // the warp-specialised kernel (fused_ws.cuh), its producer warp group (threads 0-127) or its
 // consumers (from thread 128), each on a named barrier of its own while the other side goes on.
 // (So a team of kThreads from thread 0 is the block: none exists in the 384-thread kernel.)
+// The few-heads kernel's whole block (kFewThreads from thread 0) takes named barrier 1 with all
+// of its threads: the same barrier as __syncthreads, by another id.
 template <int NTHR, int FIRST>
 constexpr int kTeamBarrier = NTHR == kThreads && FIRST == 0 ? 0 : FIRST == 0 ? 1 : 2;
 // The team's barrier.

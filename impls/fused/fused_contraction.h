@@ -119,6 +119,11 @@ MTABENCH_HD inline int wgmma_b_offset(const FusedParams& p, int s, int k, int n)
 // elements past R (TJ + 8) so that the four t lanes of an accumulator store (heads 2t apart, 8
 // columns each) hit 4 different 16-byte bank groups. Element offset of (head o, row, column jj).
 constexpr int kWgmmaRows = 16, kWgmmaTJ = 64;
+// v72: the few-heads tensor-core instance (mma.sync with the column interleave, 1-4 heads out)
+// runs blocks of 128 threads over bands of 8 rows (two output rows a warp, as 256 threads do over
+// 16), 8 blocks an SM: twice the independent item chains an SM for more halo rows a band (p67's
+// probe, JOURNAL.md). The other instances keep 256 threads and 16 rows.
+constexpr int kFewThreads = 128, kFewRows = 8;
 // v45: the warp-specialised consumers' y staging, after the tile: per consumer warp (8) one
 // output row of 32 heads x 16 positions (fused_ws.cuh, store_ws_rows).
 constexpr int kWsStageWarpBytes = 32 * 16 * 2, kWsStageBytes = 8 * kWsStageWarpBytes;

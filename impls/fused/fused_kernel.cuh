@@ -24,15 +24,15 @@
 namespace mtabench::fused {
 
 // ---- block set-up ------------------------------------------------------------------------------
-template <class T, bool MMA, bool WG>
+template <class T, bool MMA, bool WG, int NTHR = kThreads>
 __device__ void setup_block(const FusedParams& p, char* smem) {
   float* bias_s = reinterpret_cast<float*>(smem + p.sm_bias);
   const T* bias = static_cast<const T*>(p.bias);
-  for (int o = threadIdx.x; o < (p.O + 7) / 8 * 8; o += kThreads) bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
+  for (int o = threadIdx.x; o < (p.O + 7) / 8 * 8; o += NTHR) bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
   if constexpr (WG) {
     load_weight_cores<T>(p, smem);
   } else if constexpr (MMA) {
-    if (p.kchunk == p.ksteps) load_weight_fragments<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), 0, p.ksteps);
+    if (p.kchunk == p.ksteps) load_weight_fragments<T, NTHR>(p, reinterpret_cast<uint2*>(smem + p.sm_w), 0, p.ksteps);
     // A-fragment word offsets in the probability tile for each k-step and t: the pair
     // (2t, 2t+1) and the pair (2t+8, 2t+9). Padding points at offset 0 (a finite value that
     // meets a zero weight).
@@ -40,7 +40,7 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
     if (p.fill4) {
       // Byte offset of each 16-byte chunk (two per k-step) from an A row's first column.
       #pragma unroll 1
-      for (int e = threadIdx.x; e < p.ksteps * 2; e += kThreads) {
+      for (int e = threadIdx.x; e < p.ksteps * 2; e += NTHR) {
         const KIndex x = split_k(p, e * 8);
         koff[e] = x.pad ? 0 : (x.u * p.PW + x.v + (p.r & 1)) * 8;
       }
@@ -49,14 +49,14 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
     if (p.ldsm) {
       // Byte offset of each 8-channel chunk (two per k-step) from an m-tile row's column.
       #pragma unroll 1
-      for (int e = threadIdx.x; e < p.ksteps * 2; e += kThreads) {
+      for (int e = threadIdx.x; e < p.ksteps * 2; e += NTHR) {
         const KIndex x = split_k(p, e * 8);
         koff[e] = x.pad ? 0 : ((x.u * p.PW + x.v) * p.pitch_w + x.c / 2) * 4;
       }
       return;
     }
     #pragma unroll 1
-    for (int e = threadIdx.x; e < p.ksteps * 8; e += kThreads) {
+    for (int e = threadIdx.x; e < p.ksteps * 8; e += NTHR) {
       const int s = e >> 3, t = (e >> 1) & 3, h = e & 1;
       const KIndex x = split_k(p, s * 16 + 2 * t + 8 * h);
       koff[e] = x.pad ? 0 : (x.u * p.PW + x.v) * p.pitch_w + (x.c >> 1);
@@ -65,15 +65,16 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
     float* ws = reinterpret_cast<float*>(smem + p.sm_w);
     const T* w = static_cast<const T*>(p.weight);
     const int per_o = p.C * p.K * p.K;
-    for (int e = threadIdx.x; e < (p.O + 3) / 4 * 4 * per_o; e += kThreads)
+    for (int e = threadIdx.x; e < (p.O + 3) / 4 * 4 * per_o; e += NTHR)
       ws[e] = e < p.O * per_o ? to_f(w[e]) : 0.f;
   }
 }
 
 // ---- zero item --------------------------------------------------------------------------------
 // Columns [c0, c1) of the band's rows, every head: a warp per row, lanes over 16-byte vectors
-// (v1/v2 divided a 64-bit index per vector).
-template <class T, int NTHR = kThreads>
+// (v1/v2 divided a 64-bit index per vector). NTHR: the team; STEPPED: the warp-specialised
+// producer's stepped-pointer loop (v71).
+template <class T, int NTHR = kThreads, bool STEPPED = false>
 __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int lower) {
   if constexpr ((kAblate & kAblateZeroItems) != 0) return;
   const long long i0 = static_cast<long long>(q) * p.R;
@@ -83,7 +84,7 @@ __device__ void zero_item(const FusedParams& p, int b, int q, int chunk, int low
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   constexpr int per_vec = 16 / sizeof(T);
   T* y = static_cast<T*>(p.y);
-  if constexpr (NTHR != kThreads) {
+  if constexpr (STEPPED) {
     // The warp-specialised kernel's producer (v71): where every row's run starts 16-byte aligned
     // and is whole vectors, one division for the warp's first (head, row), then the rows by
     // stepped pointers (the general loop below spends ~90 instructions a row on a division,
@@ -150,7 +151,8 @@ __device__ __forceinline__ void reset_if_last(const FusedParams& p) {
   }
 }
 
-template <class T, bool MMA, int NT, int KT, bool NARROW, bool WG>
+// NTHR: the block's threads (kBlockThreads below).
+template <class T, bool MMA, int NT, int KT, bool NARROW, bool WG, int NTHR>
 __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   switch (it.x) {
     case kStatsItem: {
@@ -159,7 +161,7 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
       // Vectors per lane (all in flight at once): 8 (32 registers) where registers allow; 4 in
       // the 64-register few-heads instance and for fp32 (8 registers per vector).
       constexpr int NV = (MMA && NT == 1) || !MMA ? 4 : 8;
-      stats_item<T, NV>(p, it.y, it.z, it.w, static_cast<int>((last + p.CS - 1) / p.CS));
+      stats_item<T, NV, NTHR>(p, it.y, it.z, it.w, static_cast<int>((last + p.CS - 1) / p.CS));
       break;
     }
     case kConvItem:
@@ -167,12 +169,12 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
       if constexpr (WG && KT > 0) conv_item_wgmma_rs<T, NT, KT>(p, smem, it.y, it.z, it.w);  // A from registers
       else if constexpr (WG) conv_item_wgmma<T, NT>(p, smem, it.y, it.z, it.w);
       else if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, NARROW ? 2 : LdsmMtiles<NT>::value>(p, smem, it.y, it.z, it.w);
-      else if constexpr (MMA) conv_item_mma<T>(p, smem, it.y, it.z, it.w);  // 1-4 heads out
+      else if constexpr (MMA) conv_item_mma<T, NTHR>(p, smem, it.y, it.z, it.w);  // 1-4 heads out
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
     default: {
       const long long last = min(static_cast<long long>(it.z + 1) * p.R, p.S);
-      zero_item<T>(p, it.y, it.z, it.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
+      zero_item<T, NTHR>(p, it.y, it.z, it.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
       break;
     }
   }
@@ -185,20 +187,27 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
 // fp32 FMA instances (v6b, 80 registers, 200-460 bytes of spills; two, 128 registers, until v5).
 // Two for the wgmma instance with up to 16 heads out (v13d: at 148 registers, one block per SM,
 // k 5 heads 16 was 24% slower than v12's 128 registers and two blocks).
+// v72: eight blocks of 128 threads (still 64 registers) for the few-heads instance.
 template <bool MMA, int NT, bool WG>
-constexpr int min_blocks() { return MMA && NT == 1 ? 4 : !MMA ? 3 : WG && NT <= 2 ? 2 : 1; }
+constexpr int min_blocks() { return MMA && NT == 1 && !WG ? 8 : !MMA ? 3 : WG && NT <= 2 ? 2 : 1; }
+// Threads a block: kFewThreads for the few-heads tensor-core instance (the plan launches it with
+// p.threads = kFewThreads and R = kFewRows), kThreads for the others.
+template <bool MMA, int NT, bool WG>
+constexpr int kBlockThreads = MMA && NT == 1 && !WG ? kFewThreads : kThreads;
 
 // NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
 // fit in shared memory): an instance of its own, so the wide instances' code does not change.
 // WG: the wgmma contraction (fused_wgmma.cuh), likewise an instance of its own; with KT > 0 (5 or
 // 7) the one with A from registers.
 template <class T, bool MMA, int NT, int KT, bool NARROW = false, bool WG = false>
-__global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT, WG>()) fused_kernel(const FusedParams p) {
+__global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT, WG>())
+    fused_kernel(const FusedParams p) {
+  constexpr int NTHR = kBlockThreads<MMA, NT, WG>;
   extern __shared__ __align__(16) char smem[];
-  setup_block<T, MMA, WG>(p, smem);
+  setup_block<T, MMA, WG, NTHR>(p, smem);
   __syncthreads();
   if (p.local_stats) {  // no dependencies between items: one item per block
-    run_item<T, MMA, NT, KT, NARROW, WG>(p, smem, p.items[blockIdx.x]);
+    run_item<T, MMA, NT, KT, NARROW, WG, NTHR>(p, smem, p.items[blockIdx.x]);
     return;
   }
   // The next item, taken during this one so its two round trips (the ticket, then the item)
@@ -210,17 +219,17 @@ __global__ void __launch_bounds__(kThreads, min_blocks<MMA, NT, WG>()) fused_ker
     const unsigned t = atomicAdd(p.ticket, 1u);
     next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
   };
-  if (threadIdx.x == kThreads - 1) take_next();
+  if (threadIdx.x == NTHR - 1) take_next();
   __syncthreads();
   for (;;) {
     const int4 cur = next_item;
     __syncthreads();
     if (cur.x < 0) break;
-    if (threadIdx.x == kThreads - 1) take_next();
-    run_item<T, MMA, NT, KT, NARROW, WG>(p, smem, cur);
+    if (threadIdx.x == NTHR - 1) take_next();
+    run_item<T, MMA, NT, KT, NARROW, WG, NTHR>(p, smem, cur);
     __syncthreads();
   }
-  reset_if_last<kThreads>(p);
+  reset_if_last<NTHR>(p);
 }
 
 }  // namespace mtabench::fused

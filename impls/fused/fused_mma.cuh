@@ -55,10 +55,10 @@ __device__ __forceinline__ uint2 weight_fragment(const FusedParams& p, int s, in
 
 // ---- block set-up ------------------------------------------------------------------------------
 // Weight fragments of k-steps [s0, s1) into shared memory: [s - s0][n-tile][lane] -> uint2.
-template <class T>
+template <class T, int NTHR = kThreads>
 __device__ void load_weight_fragments(const FusedParams& p, uint2* wf, int s0, int s1) {
   #pragma unroll 1
-  for (int e = threadIdx.x; e < (s1 - s0) * p.NT * 32; e += kThreads) {
+  for (int e = threadIdx.x; e < (s1 - s0) * p.NT * 32; e += NTHR) {
     const int lane = e & 31, snt = e >> 5;
     wf[e] = weight_fragment<T>(p, s0 + snt / p.NT, snt % p.NT, lane);
   }
@@ -76,11 +76,11 @@ __device__ __forceinline__ void zero_acc(float (&acc)[MW][NT][4]) {
 
 // When the weights stream through shared memory (kchunk < ksteps), the fragments of k-steps
 // [kc, kend) replace the previous chunk's; otherwise all were loaded at block set-up.
-template <class T>
+template <class T, int NTHR = kThreads>
 __device__ __forceinline__ void stream_weights(const FusedParams& p, uint2* wf, int kc, int kend) {
   if (p.kchunk < p.ksteps) {
     __syncthreads();
-    load_weight_fragments<T>(p, wf, kc, kend);
+    load_weight_fragments<T, NTHR>(p, wf, kc, kend);
     __syncthreads();
   }
 }
@@ -98,7 +98,7 @@ __device__ __forceinline__ void stream_weights(const FusedParams& p, uint2* wf, 
 // tiles by 32-bit loads of channel pairs.
 // ROWS: output rows of the warp this call covers, 2 (both) or 1 (row 2 warp + row0 alone: v23,
 // half the accumulators live at a time).
-template <class T, int MW, int ROWS = 2>
+template <class T, int MW, int ROWS, int NTHR>
 __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, float (&acc)[MW][1][4], int row0 = 0) {
   constexpr int CT = MW / ROWS;  // m-tiles per output row
   const unsigned* pw = reinterpret_cast<const unsigned*>(smem + p.sm_p);
@@ -117,7 +117,7 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
     const unsigned row_b = p.PW * 8, col_b = span * 8;
     for (int kc = 0; kc < ((kAblate & kAblateContraction) ? 0 : p.ksteps); kc += p.kchunk) {
       const int kend = min(kc + p.kchunk, p.ksteps);
-      stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
+      stream_weights<T, NTHR>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
 #pragma unroll 1
       for (int s = kc; s < kend; ++s) {
         const unsigned off = static_cast<unsigned>(koff[s * 2 + half]);
@@ -138,7 +138,7 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
   };
   for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
     const int kend = min(kc + p.kchunk, p.ksteps);
-    stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
+    stream_weights<T, NTHR>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
 #pragma unroll 1
     for (int s = kc; s < kend; ++s) {
       const int off0 = koff[s * 8 + t * 2], off1 = koff[s * 8 + t * 2 + 1];
@@ -189,45 +189,49 @@ __device__ __forceinline__ void store_mtiles(const FusedParams& p, char* smem, c
 // ROWS = 1 (v23): the warp's two output rows one after the other, each with its own MW
 // m-tiles' accumulators, so half as many are live (the 64-register instance: 16 registers for
 // ldmatrix fragments in flight instead of spills; the B fragments are read twice).
-template <class T, int MW, int ROWS = 2>
+template <class T, int MW, int ROWS, int NTHR>
 __device__ __forceinline__ void conv_mtiles(const FusedParams& p, char* smem, long long i0, long long j0) {
   const int dj = static_cast<int>(j0 - i0);
 #pragma unroll 1
   for (int row0 = 0; row0 < 3 - ROWS; ++row0) {
     float acc[MW][1][4];
-    mma_mtiles<T, MW, ROWS>(p, smem, acc, row0);
+    mma_mtiles<T, MW, ROWS, NTHR>(p, smem, acc, row0);
     if (dj + p.TJ - 1 <= 0) store_mtiles<T, MW, true, ROWS>(p, smem, acc, dj, row0);
     else store_mtiles<T, MW, false, ROWS>(p, smem, acc, dj, row0);
   }
 }
 
-template <class T>
+// NTHR: the block (kFewThreads since v72, over R = kFewRows rows).
+template <class T, int NTHR>
 __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   T* ptile = reinterpret_cast<T*>(smem + p.sm_p);
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   if (p.fill4) {
-    tile_stats<T, 4>(p, smem, b, i0);  // max + log2 sum per row, four channels
+    tile_stats<T, 4, NTHR>(p, smem, b, i0);  // max + log2 sum per row, four channels
     Fill4Task first;  // loaded after the statistics (v10ab; loading it before them, v10c, was slower)
     fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
     const unsigned stage = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_y));  // free until the stores
-    fill4_stage_copy<T>(p, b, i0, j0, stage);
-    fill_probabilities4<T>(p, reinterpret_cast<const float4*>(st), reinterpret_cast<unsigned*>(ptile), b, i0, j0, first,
+    fill4_stage_copy<T, NTHR>(p, b, i0, j0, stage);
+    fill_probabilities4<T, NTHR>(p, reinterpret_cast<const float4*>(st), reinterpret_cast<unsigned*>(ptile), b, i0, j0, first,
                            stage);
   } else {
-    tile_stats<T>(p, smem, b, i0);
+    tile_stats<T, 0, NTHR>(p, smem, b, i0);
     const int pitch_h = 2 * p.pitch_w;
-    fill_probabilities<T>(p, st, ptile, b, i0, j0, 0, p.Cp, p.PW * pitch_h, pitch_h, 1);
+    fill_probabilities<T, NTHR>(p, st, ptile, b, i0, j0, 0, p.Cp, p.PW * pitch_h, pitch_h, 1);
   }
   __syncthreads();
-  // R = 16 rows over 8 warps: each warp two rows of TJ / (16 H) m-tiles (a power of two, 1-4).
+  // R = NTHR / 16 rows over NTHR / 32 warps: each warp two rows of TJ / (16 H) m-tiles (a power
+  // of two, 1-4). (v72: a second pass for bands of kRows rows with 128 threads cost the
+  // 64-register instance 12-300 bytes of spills, however written; the plan gives k 11 with 1-4
+  // heads out, whose halo needs 16-row bands, to the ldmatrix path instead.)
   switch (p.TJ / (16 * p.H)) {
-    case 4: conv_mtiles<T, 4, 1>(p, smem, i0, j0); break;  // v23: a row at a time
-    case 2: conv_mtiles<T, 4>(p, smem, i0, j0); break;
-    default: conv_mtiles<T, 2>(p, smem, i0, j0); break;
+    case 4: conv_mtiles<T, 4, 1, NTHR>(p, smem, i0, j0); break;  // v23: a row at a time
+    case 2: conv_mtiles<T, 4, 2, NTHR>(p, smem, i0, j0); break;
+    default: conv_mtiles<T, 2, 2, NTHR>(p, smem, i0, j0); break;
   }
   __syncthreads();
-  store_staging<T>(p, reinterpret_cast<const T*>(smem + p.sm_y), b, i0, j0);
+  store_staging<T, NTHR>(p, reinterpret_cast<const T*>(smem + p.sm_y), b, i0, j0);
   __syncthreads();  // the staging tile and the probability tile are reused by the next item
 }
 

@@ -38,7 +38,12 @@ std::string FusedPlan::describe() const {
                      p.kchunk, p.sm_total);
 }
 
-FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_windows, bool wgmma_ok) {
+namespace {
+
+// The plan with bands of `rows` rows (kFewRows for the interleave path only: make_plan); `force_ldsm`:
+// the ldmatrix path for any heads_out.
+FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead_windows, bool wgmma_ok, int rows,
+                         bool force_ldsm) {
   FusedPlan plan;
   FusedParams& p = plan.p;
   plan.mma = w.dtype != DType::fp32;
@@ -48,7 +53,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   p.O = static_cast<int>(w.heads_out);
   p.K = w.k;
   p.r = w.r();
-  p.R = kRows;
+  p.R = rows;
   // The tensor-core contraction's layout: heads_out > 4 (or when the interleave's tile does not
   // fit) takes A fragments by ldmatrix from 8-channel chunks (v4); fewer heads keep the column
   // interleave, which needs channel pairs only.
@@ -83,7 +88,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
       p.ksteps = (p.NCH + 1) / 2;
     }
   };
-  contraction(p.O > 4);
+  contraction(p.O > 4 || force_ldsm);
   p.CG = std::min(p.C, kFmaChannels);
   plan.KT = (!plan.mma && (p.K == 3 || p.K == 5 || p.K == 7)) ? p.K : 0;
   // About 32K scores per stats item whatever the channel count (v3: 128K items were slower), but
@@ -142,10 +147,11 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
       p.sm_y = off;
       off += staging;
     }
-    // v59: the four-channel fill's second round (tasks past the block's 256 threads, one more a
+    // v59: the four-channel fill's second round (tasks past the block's threads, one more a
     // thread at most) staged in the y staging space, which is free during the fill; none where
     // that space is short.
-    const int tail = p.fill4 ? std::min(fill4_tasks(p), 2 * 256) - 256 : 0;
+    const int nthr = p.ldsm ? 256 : kFewThreads;  // the block (p.threads, set below)
+    const int tail = p.fill4 ? std::min(fill4_tasks(p), 2 * nthr) - nthr : 0;
     p.fill4_stage = tail > 0 && !p.ldsm && tail * 64 <= staging ? tail : 0;
     p.sm_total = off;
     return off <= smem_optin;
@@ -246,6 +252,7 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
       contraction(true);
       fits = search();
     }
+    if (!p.ldsm) p.threads = kFewThreads;
   } else {
     p.w_global = 0;
     fits = layout(128, 0);
@@ -301,6 +308,25 @@ FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_wind
   plan.stats_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.C * p.S * 8;
   plan.counter_words = static_cast<std::size_t>(2) * p.B * p.Q + 2;
   return plan;
+}
+
+}  // namespace
+
+FusedPlan make_plan(const Workload& w, int smem_optin, int window, int lead_windows, bool wgmma_ok) {
+  // v72: where the plan with bands of kRows takes the interleave path (1-4 heads out on tensor
+  // cores), its instance runs 128-thread blocks over bands of kFewRows rows: planned again with
+  // those where the halo (r rows each side) stays within the neighbouring bands (a band needs at
+  // least 2r rows), else (k 11) the ldmatrix path with kRows. The path is otherwise the one
+  // kRows picks (the smaller tile would let the interleave path take some many-channel shapes
+  // from the ldmatrix path, at one block an SM).
+  FusedPlan plan = plan_with_rows(w, smem_optin, window, lead_windows, wgmma_ok, kRows, false);
+  const auto interleave = [](const FusedPlan& pl) { return pl.why_not.empty() && pl.mma && !pl.p.ldsm && !pl.p.wgmma; };
+  if (!interleave(plan)) return plan;
+  if (2 * w.r() <= kFewRows) {
+    FusedPlan few = plan_with_rows(w, smem_optin, window, lead_windows, wgmma_ok, kFewRows, false);
+    if (interleave(few)) return few;
+  }
+  return plan_with_rows(w, smem_optin, window, lead_windows, wgmma_ok, kRows, true);
 }
 
 }  // namespace mtabench::fused

@@ -13,19 +13,20 @@ namespace mtabench::fused {
 // dst[row*s_row + column*s_col + channel*s_ch]. A warp takes two (row, channel) rows at a time,
 // lanes over columns; all ten loads of a lane are issued before any is used.
 constexpr int kColChunks = 5;  // lanes x 5 = 160 >= TJ + 2r for TJ <= 128, r <= 5
-template <class T>
+template <class T, int NTHR = kThreads>
 __device__ void fill_probabilities(const FusedParams& p, const float2* st, T* dst, int b, long long i0, long long j0,
                                    int c0, int nch, int s_row, int s_col, int s_ch) {
   const T* scores = static_cast<const T*>(p.scores);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int tasks = (p.R + 2 * p.r) * nch;
+  constexpr int kW = NTHR / 32;
   #pragma unroll 1
-  for (int t0 = warp; t0 < tasks; t0 += 2 * kWarps) {
+  for (int t0 = warp; t0 < tasks; t0 += 2 * kW) {
     float raw[2][kColChunks];
     unsigned live = 0;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int task = t0 + h * kWarps;
+      const int task = t0 + h * kW;
       const int pr = task / nch, c = c0 + task - pr * nch;
       const long long ip = i0 - p.r + pr;
       const bool row_ok = !(kAblate & kAblateFillLoads) && task < tasks && c < p.C && ip >= 0 && ip < p.S;
@@ -41,7 +42,7 @@ __device__ void fill_probabilities(const FusedParams& p, const float2* st, T* ds
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int task = t0 + h * kWarps;
+      const int task = t0 + h * kW;
       if (task >= tasks) break;
       const int pr = task / nch, cl = task - pr * nch, c = c0 + cl;
       const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 0.f);
@@ -113,13 +114,13 @@ __device__ __forceinline__ void fill4_load(const FusedParams& p, int b, long lon
 // do; v59's L2-only copies (.cg) took 2x their ideal L2 sectors and 3.7x their ideal shared
 // wavefronts at seq 4096. Slot s of channel c sits at (c * fill4_stage + s) * 16: a warp's
 // copies and reads are contiguous 16-byte runs (v16's 64 bytes a thread conflicted 4-way).
-template <class T>
+template <class T, int NTHR>
 __device__ __forceinline__ void fill4_stage_copy(const FusedParams& p, int b, long long i0, long long j0,
                                                  unsigned stage) {
   const int slot = static_cast<int>(threadIdx.x);
   if (slot >= p.fill4_stage) return;
   int n;
-  const char* src = fill4_source<T>(p, b, i0, j0, kThreads + slot, n);
+  const char* src = fill4_source<T>(p, b, i0, j0, NTHR + slot, n);
   const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
@@ -130,13 +131,13 @@ __device__ __forceinline__ void fill4_stage_copy(const FusedParams& p, int b, lo
     src += plane_bytes;
   }
 }
-// Task kThreads + slot from the staging space, once this thread's copies have landed.
-template <class T>
+// Task NTHR + slot from the staging space, once this thread's copies have landed.
+template <class T, int NTHR>
 __device__ __forceinline__ void fill4_load_staged(const FusedParams& p, int b, long long i0, long long j0, int task,
                                                   unsigned stage, Fill4Task& t) {
   fill4_source<T>(p, b, i0, j0, task, t.n);
   asm volatile("cp.async.wait_all;\n" ::: "memory");
-  const int slot = task - kThreads;
+  const int slot = task - NTHR;
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
     uint4 v;
@@ -199,7 +200,7 @@ __device__ __forceinline__ void fill4_finish(const FusedParams& p, const float4*
 
 // The whole tile; `first` is task threadIdx.x, already loaded by the caller (fill4_load), and
 // the first p.fill4_stage threads' second task already copied to `stage` (fill4_stage_copy).
-template <class T>
+template <class T, int NTHR>
 __device__ void fill_probabilities4(const FusedParams& p, const float4* mbs, unsigned* dst, int b, long long i0,
                                     long long j0, const Fill4Task& first, unsigned stage) {
   const int tasks = fill4_tasks(p);
@@ -207,24 +208,24 @@ __device__ void fill_probabilities4(const FusedParams& p, const float4* mbs, uns
   #pragma unroll 1
   for (int task = threadIdx.x; task < tasks;) {
     fill4_finish<T>(p, mbs, dst, task, t);  // one copy of the math
-    task += kThreads;
-    if (task < kThreads + p.fill4_stage) fill4_load_staged<T>(p, b, i0, j0, task, stage, t);
+    task += NTHR;
+    if (task < NTHR + p.fill4_stage) fill4_load_staged<T, NTHR>(p, b, i0, j0, task, stage, t);
     else if (task < tasks) fill4_load<T>(p, b, i0, j0, task, t);
   }
 }
 
 // Staging tile to y: each (head, row) is TJ contiguous elements; 16-byte stores where aligned.
-// A thread keeps one 8-column vector v (kThreads is a multiple of TJ / 8) over rows kThreads /
+// A thread keeps one 8-column vector v (NTHR is a multiple of TJ / 8) over rows NTHR /
 // (TJ / 8) apart. A tile inside y with seq a multiple of 8 and y 16-byte aligned (every vector
 // aligned and in range) skips the per-vector tests (v7: with them and the 64-bit index
 // arithmetic this loop was a tenth of the kernel's instructions at seq 4096).
-template <class T>
+template <class T, int NTHR = kThreads>
 __device__ void store_staging(const FusedParams& p, const T* ys, int b, long long i0, long long j0) {
   if constexpr ((kAblate & kAblateTileStores) != 0) return;
   const int yp = p.TJ + 8;
   T* y = static_cast<T*>(p.y);
   const int vshift = __ffs(p.TJ / 8) - 1, rshift = __ffs(p.R) - 1;
-  const int v = threadIdx.x & ((1 << vshift) - 1), step = kThreads >> vshift;
+  const int v = threadIdx.x & ((1 << vshift) - 1), step = NTHR >> vshift;
   // Element (o, rr, v) of y: plane o of batch b, row i0 + rr, column j0 + 8 v.
   T* const y0 = y + (static_cast<long long>(b) * p.O * p.S + i0) * p.S + j0 + v * 8;
   const long long plane = p.S * p.S;

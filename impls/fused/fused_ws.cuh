@@ -183,7 +183,7 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       ++handed;
       team_sync<kProducerThreads>();  // the next read of next_item after thread 127's take_next
     } else if (cur.x == kZeroItem) {
-      zero_item<T, kProducerThreads>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
+      zero_item<T, kProducerThreads, true>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
       // zero_item has no barrier of its own, and the loop's next read of next_item must wait for
       // thread 127's take_next (tile_stats ends with one; fused_kernel has a __syncthreads after
       // every item).

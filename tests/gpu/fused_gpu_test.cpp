@@ -90,7 +90,8 @@ void expect_shapes_pass(const std::string& path, std::initializer_list<Shape> sh
 
 // The path every k 3, heads 4/4 workload above seq 256 takes (v3): the four-channel, 16-byte
 // vector fill, in its corners -- a padding channel (heads_in 3), 1 to 16 output heads (column
-// interleave or n-tiles), every k, rows both before and after the tile columns line up.
+// interleave or n-tiles), every k, rows both before and after the tile columns line up (k 11
+// with 1-4 heads out takes the ldmatrix path since v72).
 TEST(FusedGpu, FourChannelVectorFill) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("fill4", {{3, 264, 1, 3, 4, DType::bf16},  {1, 520, 2, 4, 1, DType::fp16},

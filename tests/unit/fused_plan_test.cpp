@@ -264,11 +264,11 @@ TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
           if (p.TJ == 128) EXPECT_LE(wavefronts * 20, least * 27);
           else EXPECT_LE(wavefronts, 2 * least);
         }
-  EXPECT_EQ(checked, 144);
+  EXPECT_EQ(checked, 120);  // k 11 (r 5: 16-row bands) takes the ldmatrix path since v72
 }
 
 // v59: the four-channel fill's second round is staged by cp.async in the y staging space: every
-// task past the block's 256 threads (one more a thread at most) where that space holds its 64
+// task past the block's threads (one more a thread at most) where that space holds its 64
 // bytes a task, none otherwise; the slots must stay inside the staging space, which the fill
 // does not use.
 TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
@@ -288,7 +288,7 @@ TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
               continue;
             }
             ++checked;
-            const int tail = std::min(fill4_tasks(p), 512) - 256;
+            const int tail = std::min(fill4_tasks(p), 2 * p.threads) - p.threads;
             const long long staging = static_cast<long long>(p.O) * p.yhp * 2;
             if (p.fill4_stage == 0) {
               EXPECT_TRUE(tail <= 0 || tail * 64ll > staging) << "a second round that fits was not staged";
@@ -300,11 +300,14 @@ TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
             EXPECT_LE(p.sm_y + p.fill4_stage * 64, p.sm_total);
             EXPECT_EQ(p.sm_y % 16, 0);  // cp.async's 16-byte destinations
           }
-  EXPECT_EQ(checked, 288);
+  EXPECT_EQ(checked, 240);  // k 11 takes the ldmatrix path since v72
   EXPECT_GT(staged, 0);
-  // The suite's few-heads workloads (k 3, heads 4/4, seq 4096): 18 x 18 tasks, 68 staged.
+  // The suite's few-heads workloads (k 3, heads 4/4, seq 4096): 10 halo rows x 18 vectors over
+  // 128 threads (v72), 52 staged.
   const FusedPlan seq4096 = make_plan(shape(3, 4096, 2, 4, 4, DType::bf16), 227 * 1024);
-  EXPECT_EQ(seq4096.p.fill4_stage, 68);
+  EXPECT_EQ(seq4096.p.threads, kFewThreads);
+  EXPECT_EQ(seq4096.p.R, kFewRows);
+  EXPECT_EQ(seq4096.p.fill4_stage, 52);
 }
 
 // v24: the eight-channel fill (fill8_task, ldmatrix and wgmma tiles) writes every chunk of the
@@ -371,12 +374,16 @@ TEST(FusedPlan, SharedStatisticsTilesNarrowUntilAWindowOfItems) {
   const auto conv_items = [](const FusedPlan& pl) {
     return std::count_if(pl.items.begin(), pl.items.end(), [](const int4& it) { return it.x == kConvItem; });
   };
+  // v72: bands of 8 rows, so seq 512 makes 320 conv items at 128 columns (at 16 rows it took 64
+  // columns and 288 items, v38).
   const FusedPlan s512 = plan(512, 2, 4, 4);
   ASSERT_EQ(s512.p.local_stats, 0);
-  EXPECT_EQ(s512.p.TJ, 64);
-  EXPECT_EQ(conv_items(s512), 288);
-  EXPECT_EQ(plan(512, 2, 4, 4, 408).p.TJ, 64);  // the launch's second plan (its grid) agrees
-  EXPECT_EQ(plan(512, 4, 4, 4).p.TJ, 128);      // batch 4: 320 conv items at 128 columns
+  ASSERT_EQ(s512.p.R, kFewRows);
+  EXPECT_EQ(s512.p.TJ, 128);
+  EXPECT_EQ(conv_items(s512), 320);
+  EXPECT_EQ(plan(512, 2, 4, 4, 408).p.TJ, 128);  // the launch's second plan (its grid) agrees
+  EXPECT_EQ(plan(512, 1, 4, 4).p.TJ, 64);        // batch 1: 160 conv items at 128 columns, 288 at 64
+  EXPECT_EQ(plan(512, 4, 4, 4).p.TJ, 128);
   EXPECT_EQ(plan(1024, 2, 4, 4).p.TJ, 128);
   EXPECT_EQ(plan(4096, 2, 4, 4).p.TJ, 128);
   EXPECT_EQ(plan(256, 1, 4, 4).p.local_stats, 1);
@@ -532,6 +539,22 @@ TEST(FusedSmallPlan, RefusesWhatBelongsToTheWorkQueueKernel) {
   EXPECT_NE(make_small_plan(shape(3, 64, 1, 32, 32, DType::bf16), 227 * 1024, 132).why_not, "");
   // A row of 64 channels x 256 columns does not fit in 16 KB of shared memory.
   EXPECT_NE(make_small_plan(shape(1, 256, 1, 64, 1, DType::fp32), 16 * 1024, 132).why_not, "");
+}
+
+// v72: the interleave path (1-4 heads out) runs 128-thread blocks over 8-row bands where the
+// halo allows (k <= 9); k 11 takes the ldmatrix path with 16-row bands and 256 threads.
+TEST(FusedPlan, FewHeadsTakeEightRowBandsUpToK9) {
+  for (int k : {1, 3, 5, 7, 9, 11})
+    for (int co : {1, 2, 4})
+      for (long long seq : {300ll, 4096ll}) {
+        const FusedPlan pl = make_plan(shape(k, seq, 2, 4, co, DType::fp16), 227 * 1024);
+        SCOPED_TRACE(pl.describe());
+        ASSERT_TRUE(pl.why_not.empty()) << pl.why_not;
+        EXPECT_EQ(pl.p.ldsm, k == 11 ? 1 : 0);
+        EXPECT_EQ(pl.p.R, k == 11 ? 16 : kFewRows);
+        EXPECT_EQ(pl.p.threads, k == 11 ? 256 : kFewThreads);
+        EXPECT_LE(2 * pl.p.r, pl.p.R);
+      }
 }
 
 // The shapes of the GPU test FusedGpu.LdmatrixPathCorners take the paths it is named after.
