@@ -179,11 +179,12 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     for (int q = 0; q < p.Q; ++q) n += lower_tiles(at, q);
     return n * p.B;
   };
+  const int plan_window = rows == kFewRows ? kFewPlanWindow : kPlanWindow;
   auto search = [&]() {
     const int narrowest = p.ldsm ? 16 : 16 * p.H;
     int widest = p.ldsm ? 8 * ldsm_mtiles(p.NT) : std::min(128, 16 * p.H * std::max(1, 4 / p.NT));
     if (!p.ldsm && !p.local_stats)
-      while (widest > narrowest && conv_items(widest) < kPlanWindow) widest /= 2;
+      while (widest > narrowest && conv_items(widest) < plan_window) widest /= 2;
     for (int tj = widest; tj >= narrowest; tj = p.ldsm ? (tj == 16 ? 0 : 16) : tj / 2)
       for (int kc = p.ksteps; kc >= 1; kc = kc > 8 ? kc / 2 : kc - 1)
         if (layout(tj, kc)) return true;

@@ -28,6 +28,9 @@ struct FusedPlan {
 // measured the same, 1 slower, JOURNAL.md v11). `wgmma_ok`: the device and the binary can run
 // the sm_90a wgmma instance (fused_wgmma.cuh).
 constexpr int kPlanWindow = 264, kLeadWindows = 4;
+// v72t: kPlanWindow was tuned (v38) where the interleave instance ran 4 blocks an SM; since v72 it
+// runs 8 (bands of kFewRows), so its tiles narrow until they make twice as many conv items.
+constexpr int kFewPlanWindow = 2 * kPlanWindow;
 FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = kPlanWindow,
                     int lead_windows = kLeadWindows, bool wgmma_ok = false);
 
