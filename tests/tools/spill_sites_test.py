@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""tools/spill_sites.py on a made-up `nvdisasm -gi -c` listing: each STL/LDL gets the innermost
+source line of the comment group before it (and the line it was inlined at), a position holds
+until the next group and not past its kernel's section, predicated spills and nvdisasm's notes
+are read, kernels are chosen by --kernel, and no match is exit status 2.
+Usage: spill_sites_test.py TOOLS/spill_sites.py"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+A = "_ZN8mtabench5fused12fused_kernelI13__nv_bfloat16Lb1ELi1ELi0ELb0ELb0EEEvNS0_11FusedParamsE"
+B = "_ZN8mtabench5fused18fused_small_kernelI13__nv_bfloat16Li3ELi1EEEvNS0_11SmallParamsE"
+ROOT = "/src/./impls/fused/"
+
+LISTING = f"""\t.section\t.text.{A},"ax",@progbits
+\t//## File "{ROOT}fused_stats.cuh", line 152 inlined at "{ROOT}fused_kernel.cuh", line 164
+\t//## File "{ROOT}fused_kernel.cuh", line 164
+        /*0010*/                   IMAD R0, R1, R2, RZ ;
+        /*0020*/                   STL [R1+0x8], R0                     (*"SpillRefill"*);
+        /*0030*/                   LDL R3, [R1+0x8]                     (*"SpillRefill"*);
+\t//## File "{ROOT}fused_mma.cuh", line 169
+        /*0040*/               @P0 LDL.LU R4, [R1+0x4] ;
+        /*0050*/                   LDG.E.128 R8, desc[UR4][R2.64] ;
+\t.section\t.text.{B},"ax",@progbits
+        /*0000*/                   STL [R1], R5 ;
+\t//## File "{ROOT}fused_small.cuh", line 40
+        /*0010*/                   LDS R6, [R7] ;
+"""
+
+
+def run(tool, kernel=None):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.sass")
+        with open(path, "w") as f:
+            f.write(LISTING)
+        cmd = [sys.executable, tool, path] + (["--kernel", kernel] if kernel is not None else [])
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        return r.returncode, r.stdout + r.stderr
+
+
+def main():
+    tool = sys.argv[1]
+    fails = []
+    rc, out = run(tool, "fused_kernel")
+    sites = [l for l in out.splitlines() if l.startswith("  /*")]
+    want = [("STL", "[R1+0x8], R0", "impls/fused/fused_stats.cuh:152", "impls/fused/fused_kernel.cuh:164"),
+            ("LDL", "R3, [R1+0x8]", "impls/fused/fused_stats.cuh:152", "impls/fused/fused_kernel.cuh:164"),
+            ("LDL.LU", "R4, [R1+0x4]", "impls/fused/fused_mma.cuh:169", None)]
+    if rc != 0 or len(sites) != len(want):
+        fails.append(f"kernel A: exit {rc}, {len(sites)} sites, wanted 0 and {len(want)}\n{out}")
+    for line, (op, args, src, at) in zip(sites, want):
+        if (f" {op} " not in line or args not in line or src not in line or "SpillRefill" in line
+                or (at and f"(inlined at {at})" not in line) or (not at and "inlined" in line)):
+            fails.append(f"site {line!r}: wanted {op} {args} at {src}" + (f" inlined at {at}" if at else ""))
+    if "3 spill instruction(s), 1 STL, 2 LDL" not in out:
+        fails.append(f"kernel A's counts should be 3 instructions, 1 STL, 2 LDL:\n{out}")
+    if not re.search(r"^\s+2\s+impls/fused/fused_stats.cuh:152$", out, re.M):
+        fails.append(f"the per-line count should give fused_stats.cuh:152 two sites:\n{out}")
+    if "fused_small" in out:
+        fails.append(f"--kernel fused_kernel listed the small kernel:\n{out}")
+    rc, out = run(tool)
+    small = [l for l in out.splitlines() if l.startswith("  /*0000*/")]
+    if rc != 0 or len(small) != 1 or small[0].rstrip().endswith(".cuh:169") or "?" not in small[0]:
+        fails.append(f"every kernel: the small kernel's STL (before any line comment of its section) "
+                     f"should have no position, not kernel A's last:\n{out}")
+    rc, out = run(tool, "no_such_kernel")
+    if rc != 2:
+        fails.append(f"no matching kernel: exit {rc}, wanted 2\n{out}")
+    if fails:
+        print("\n".join(fails))
+        return 1
+    print("spill_sites.py: 4 runs as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

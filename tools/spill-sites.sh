@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Where one instance file's kernels spill: compiles impls/fused/instances/NAME.cu for sm_90a as
+# the build does, with -lineinfo, disassembles it with nvdisasm -gi and lists every STL/LDL of
+# the kernels matching KERNEL_RE with its source line (tools/spill_sites.py). Runs where nvcc
+# is (no GPU needed); the companion of tools/instance-spills.sh (how many bytes) for where.
+# nvdisasm: $NVDISASM, else PATH, else the CUDA install's bin; where the toolkit lacks it, the
+# `nvidia-cuda-nvdisasm` wheel has it (pip download it, unzip, point NVDISASM at its bin/nvdisasm).
+# Usage: [KERNEL_RE=REGEX] tools/spill-sites.sh NAME   e.g. tools/spill-sites.sh mma_bf16
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+name=${1:?usage: tools/spill-sites.sh NAME}
+kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, false, false>'}
+nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+nvdisasm=${NVDISASM:-$(command -v nvdisasm || echo "$(dirname "$nvcc")/nvdisasm")}
+[ -x "$nvdisasm" ] || { echo "spill-sites.sh: no nvdisasm ($nvdisasm); set NVDISASM (see the header)" >&2; exit 2; }
+src="$here/impls/fused/instances/$name.cu"
+[ -f "$src" ] || { echo "spill-sites.sh: no $src" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+(cd "$here" && "$nvcc" -DMTABENCH_HAVE_CUDNN=1 -DMTABENCH_WGMMA=1 -I. -O3 -DNDEBUG -std=c++17 -lineinfo \
+   -gencode=arch=compute_90a,code=sm_90a -cubin -o "$out/$name.cubin" "$src") >"$out/nvcc.log" 2>&1 ||
+  { tail -20 "$out/nvcc.log" >&2; echo "spill-sites.sh: $name.cu did not compile" >&2; exit 2; }
+"$nvdisasm" -gi -c "$out/$name.cubin" >"$out/$name.sass"
+python3 "$here/tools/spill_sites.py" "$out/$name.sass" --kernel "$kernel_re"
