@@ -11,16 +11,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:?usage: tools/instance-spills.sh NAME [BASE_TREE]}
 base=${2:-}
 kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, false, false>'}
-nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+source "$here/tools/instance-lib.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-compile() {  # TREE LOG
-  local src="$1/impls/fused/instances/$name.cu"
-  [ -f "$src" ] || { echo "instance-spills.sh: no $src" >&2; exit 2; }
-  (cd "$1" && "$nvcc" -DMTABENCH_HAVE_CUDNN=1 -DMTABENCH_WGMMA=1 -I. -O3 -DNDEBUG -std=c++17 \
-     -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -cubin -o "$out/$(basename "$2").cubin" "$src") >"$2" 2>&1 ||
-    { tail -20 "$2" >&2; echo "instance-spills.sh: $1: $name.cu did not compile" >&2; exit 2; }
+compile() {  # TREE LOG: ptxas -v's figures into LOG
+  compile_instance "$1" "$name" "$out/$(basename "$2").cubin" "$2" -Xptxas -v
 }
 
 compile "$here" "$out/new.log" &

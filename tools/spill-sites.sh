@@ -10,15 +10,11 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:?usage: tools/spill-sites.sh NAME}
 kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, false, false>'}
-nvcc=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+source "$here/tools/instance-lib.sh"
 nvdisasm=${NVDISASM:-$(command -v nvdisasm || echo "$(dirname "$nvcc")/nvdisasm")}
 [ -x "$nvdisasm" ] || { echo "spill-sites.sh: no nvdisasm ($nvdisasm); set NVDISASM (see the header)" >&2; exit 2; }
-src="$here/impls/fused/instances/$name.cu"
-[ -f "$src" ] || { echo "spill-sites.sh: no $src" >&2; exit 2; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-(cd "$here" && "$nvcc" -DMTABENCH_HAVE_CUDNN=1 -DMTABENCH_WGMMA=1 -I. -O3 -DNDEBUG -std=c++17 -lineinfo \
-   -gencode=arch=compute_90a,code=sm_90a -cubin -o "$out/$name.cubin" "$src") >"$out/nvcc.log" 2>&1 ||
-  { tail -20 "$out/nvcc.log" >&2; echo "spill-sites.sh: $name.cu did not compile" >&2; exit 2; }
+compile_instance "$here" "$name" "$out/$name.cubin" "$out/nvcc.log" -lineinfo
 "$nvdisasm" -gi -c "$out/$name.cubin" >"$out/$name.sass"
 python3 "$here/tools/spill_sites.py" "$out/$name.sass" --kernel "$kernel_re"
