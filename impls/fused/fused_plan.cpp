@@ -268,8 +268,13 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     return plan;
   }
 
-  // Work order. Tiles go band by band (batches interleaved, so all batches progress together);
-  // each band's zero chunks follow its tiles. The statistics of band t are placed at least
+  // Work order. Tiles go band by band (batches interleaved, so all batches progress together).
+  // v75: the zero chunks (y stores only, waiting for nothing) are spread evenly among the conv
+  // tiles, zero chunk z before conv tile floor(z x tiles / zeros), instead of following their
+  // bands' tiles: the top bands are nearly all zeros and the bottom ones nearly all tiles, so
+  // in band order ~90% of the zero bytes were written in the first half of the run, on top of
+  // the tiles' reads, and the second half had DRAM to spare (v74, which moved them all to the
+  // start, was 2-5% slower). The statistics of band t are placed at least
   // lead_windows x window items before the first tile that needs them (band t - 1's), so by the
   // time that tile is taken they are finished: tiles rarely wait, and the rows they re-read are
   // still in L2. Each block holds two tickets (it takes the next while it works), so 2 x window
@@ -277,15 +282,24 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // waited for their statistics 20% of the time (Nsight Compute, seq 4096); a lead of 4 windows
   // took seq 4096 from 403 to 349 us, 6 windows only 1% more (v4, JOURNAL.md). Every item
   // waits only on items earlier in the order, and blocks take items in order, so every wait ends.
-  std::vector<int4> tiles;
-  std::vector<std::size_t> band_start(static_cast<std::size_t>(p.Q) + 1);
-  for (int q = 0; q < p.Q; ++q) {
-    band_start[static_cast<std::size_t>(q)] = tiles.size();
+  std::vector<int4> conv, zeros;
+  for (int q = 0; q < p.Q; ++q)
     for (int b = 0; b < p.B; ++b) {
-      for (int j = 0; j < lower_tiles(p, q); ++j) tiles.push_back(make_int4(kConvItem, b, q, j));
-      for (int j = 0; j < zero_chunks(p, q); ++j) tiles.push_back(make_int4(kZeroItem, b, q, j));
+      for (int j = 0; j < lower_tiles(p, q); ++j) conv.push_back(make_int4(kConvItem, b, q, j));
+      for (int j = 0; j < zero_chunks(p, q); ++j) zeros.push_back(make_int4(kZeroItem, b, q, j));
     }
+  // tiles: the merged order; band_start[q]: where band q's first conv tile is in it (every band
+  // has one: the diagonal).
+  std::vector<int4> tiles;
+  tiles.reserve(conv.size() + zeros.size());
+  std::vector<std::size_t> band_start(static_cast<std::size_t>(p.Q) + 1);
+  std::size_t z = 0;
+  for (std::size_t c = 0; c < conv.size(); ++c) {
+    while (z < zeros.size() && z * conv.size() <= c * zeros.size()) tiles.push_back(zeros[z++]);
+    if (conv[c].w == 0 && conv[c].y == 0) band_start[static_cast<std::size_t>(conv[c].z)] = tiles.size();
+    tiles.push_back(conv[c]);
   }
+  while (z < zeros.size()) tiles.push_back(zeros[z++]);
   band_start[static_cast<std::size_t>(p.Q)] = tiles.size();
   const long long lead = static_cast<long long>(lead_windows) * std::max(window, 1);
   int next_stats = 0;  // next band whose statistics are still to be placed

@@ -160,6 +160,19 @@ __device__ void stats_item(const FusedParams& p, int b, int q, int chunk, int nc
     const long long c1 = unit < units ? min(c0 + p.CS, i + 1) : 0;
     const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + i) * p.S;
     const long long e0 = c0 + seg * p.SEG + lane_in * 8;
+#if __CUDA_ARCH__ >= 900
+    // v73w: in the warp-specialised kernel (its consumers' stats items, FIRST != 0), the unit's
+    // whole segment into L2 by one bulk prefetch (no registers held), so that the lanes' batches
+    // after the first wait for L2 rather than DRAM. Measured in every instance as v73: k 7
+    // heads 32 -1.4%, few heads -0.7..+2.2%, so only here (JOURNAL.md v73).
+    if (FIRST != 0 && lane_in == 0 && unit < units) {
+      const long long s0 = c0 + seg * p.SEG, s1 = min(s0 + p.SEG, c1);
+      const unsigned long long a0 = reinterpret_cast<unsigned long long>(row + s0) & ~15ull;
+      const unsigned long long a1 = reinterpret_cast<unsigned long long>(row + s1) & ~15ull;
+      if (a1 > a0)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a0), "r"(static_cast<unsigned>(a1 - a0)) : "memory");
+    }
+#endif
     float2 ml = make_float2(-INFINITY, 0.f);
     #pragma unroll 1
     for (int k0 = 0; !(kAblate & kAblateStatsLoads) && k0 < per_lane && e0 + 8ll * L * k0 < c1; k0 += NV) {

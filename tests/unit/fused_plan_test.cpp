@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <random>
 #include <set>
@@ -462,6 +463,32 @@ TEST(FusedPlan, StatisticsLeadTheirFirstTileByFourWindows) {
     }
   }
   EXPECT_GT(checked, 100);
+}
+
+// v75: zero chunks (y stores only) are spread evenly among the conv tiles, so their DRAM writes
+// do not pile up in the first half of the run (band order put ~90% of them there).
+TEST(FusedPlan, ZeroChunksSpreadEvenlyAmongTheTiles) {
+  for (const Workload& w : {shape(3, 4096, 2, 4, 4, DType::bf16), shape(3, 2048, 2, 4, 4, DType::fp32),
+                            shape(7, 4096, 1, 32, 32, DType::bf16), shape(5, 777, 3, 8, 12, DType::fp16)}) {
+    const FusedPlan plan = make_plan(w, 227 * 1024, 1056);
+    ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
+    long long conv = 0, zeros = 0;
+    for (int n = 0; n < plan.p.n_items; ++n) {
+      conv += plan.items[n].x == kConvItem;
+      zeros += plan.items[n].x == kZeroItem;
+    }
+    ASSERT_GT(zeros, 0);
+    long long c = 0, z = 0;
+    for (int n = 0; n < plan.p.n_items; ++n) {
+      const int4 it = plan.items[n];
+      if (it.x == kZeroItem) ++z;
+      if (it.x != kConvItem) continue;
+      // Before conv tile c: the zero chunks z with z x conv <= c x zeros, give or take one.
+      const double due = static_cast<double>(c) * zeros / conv;
+      EXPECT_LE(std::abs(static_cast<double>(z) - due), 1.5) << "conv tile " << c << " of seq " << w.seq;
+      ++c;
+    }
+  }
 }
 
 // The small-seq path: small problems spread over the GPU one row per block, larger ones share
