@@ -2,9 +2,14 @@
 // host (no GPU needed) at each record's own grid. For each fused record: the plan (and whether it
 // is the one the record's run used), the items by kind, where the first tile stands, and how many
 // tiles come less than one or two windows (grid sizes) after the last statistics item they wait
-// for. Blocks hold two tickets, so a tile within two windows of its statistics can find them
-// unfinished and sleep on the band flag: JOURNAL.md v74 found seq 2048's loss at 8 blocks an SM
-// this way.
+// for (blocks hold two tickets, so such a tile can find them unfinished and sleep on the band
+// flag), and the share of the zero chunks placed before half of the tiles. The tiles are
+// issue-bound and about equally long, so that half of the order is about half of the run; the
+// zero chunks are pure DRAM writes, which the tiles hide only when spread among them. The last
+// column predicted the nineteenth session's measurements (JOURNAL.md v74, v75: band order 74-87%,
+// zero chunks first 100% and 2-5% slower, spread ~50% and 1-3% faster); the window columns did
+// not (v74 lowered them and lost, v75 raised them and gained). The order is this checkout's
+// plan code's: the plan string says whether the tiling is the record's, not whether the order is.
 // Usage: fused-plan-report RECORDS.jsonl [...]
 #include "harness/dtype.h"
 #include "harness/workload.h"
@@ -29,6 +34,7 @@ using mtabench::fused::kZeroItem;
 
 struct OrderStats {
   long long stats = 0, conv = 0, zero = 0, first_conv = -1, within1 = 0, within2 = 0;
+  long long zero_first_half = 0;  // zero chunks placed before half of the conv tiles
 };
 
 // Tiles wait for the statistics of their band and of the bands on either side (the halo rows).
@@ -40,8 +46,11 @@ OrderStats order_stats(const FusedPlan& plan, long long window) {
     const int4 it = plan.items[n];
     if (it.x == kStatsItem) last_stats[static_cast<std::size_t>(it.y) * Q + it.z] = static_cast<long long>(n);
   }
+  long long tiles = 0;
+  for (const int4& it : plan.items) tiles += it.x == kConvItem;
   for (std::size_t n = 0; n < plan.items.size(); ++n) {
     const int4 it = plan.items[n];
+    if (it.x == kZeroItem && 2 * s.conv < tiles) ++s.zero_first_half;
     if (it.x == kStatsItem) ++s.stats;
     if (it.x == kZeroItem) ++s.zero;
     if (it.x != kConvItem) continue;
@@ -94,12 +103,13 @@ int report_record(const nlohmann::json& r, const std::string& where, bool header
   const OrderStats s = order_stats(plan, grid);
   const char* same = cfg["plan"] == plan.describe() ? "yes" : "no";
   if (header)
-    fmt::print("{:<26} {:>5} {:>7} {:>6} {:>6} {:>6} {:>10} {:>8} {:>8}  {}\n", "workload", "grid", "items",
-               "stats", "conv", "zero", "first conv", "<1 win", "<2 win", "plan (the same as the record's?)");
+    fmt::print("{:<26} {:>5} {:>7} {:>6} {:>6} {:>6} {:>10} {:>8} {:>8} {:>9}  {}\n", "workload", "grid", "items",
+               "stats", "conv", "zero", "first conv", "<1 win", "<2 win", "zero 1st", "plan (the same as the record's?)");
   const double c = s.conv > 0 ? 100.0 / static_cast<double>(s.conv) : 0.0;
-  fmt::print("{:<26} {:>5} {:>7} {:>6} {:>6} {:>6} {:>10} {:>7.1f}% {:>7.1f}%  {} ({})\n", w.name, grid,
+  const double z = s.zero > 0 ? 100.0 * static_cast<double>(s.zero_first_half) / static_cast<double>(s.zero) : 0.0;
+  fmt::print("{:<26} {:>5} {:>7} {:>6} {:>6} {:>6} {:>10} {:>7.1f}% {:>7.1f}% {:>8.1f}%  {} ({})\n", w.name, grid,
              plan.items.size(), s.stats, s.conv, s.zero, s.first_conv, c * static_cast<double>(s.within1),
-             c * static_cast<double>(s.within2), plan.describe(), same);
+             c * static_cast<double>(s.within2), z, plan.describe(), same);
   return 1;
 }
 
@@ -132,7 +142,8 @@ int main(int argc, char** argv) {
   }
   fmt::print(
       "Work order of the fused kernel rebuilt on the host at each record's grid; '<1 win' and '<2 win': "
-      "tiles less than one or two grids of items after the last statistics item they wait for.\n");
+      "tiles less than one or two grids of items after the last statistics item they wait for; 'zero 1st': "
+      "zero chunks placed before half of the tiles.\n");
   try {
     for (int i = 1; i < argc; ++i)
       report(argv[i]);

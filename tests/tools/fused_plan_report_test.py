@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """fused-plan-report on made-up records: one row per work-queue run of `fused` (not the small-seq
-kernel's, not other implementations'), each row's item counts adding up and its shares in order;
+kernel's, not other implementations'), each row's item counts adding up, its shares in order and
+about half of its zero chunks before half of its tiles;
 a plan string that is not the host's reads "no"; a record without a field it needs, a line that
 is not JSON and a missing file are exit status 1 with the file and line named.
 Usage: fused_plan_report_test.py FUSED_PLAN_REPORT"""
@@ -44,10 +45,16 @@ def main():
     for r in rows:
         items, stats, conv, zero = (int(x) for x in r[2:6])
         within1, within2 = float(r[7].rstrip("%")), float(r[8].rstrip("%"))
+        zero_first = float(r[9].rstrip("%"))
         if stats + conv + zero != items:
             fails.append(f"{r[0]}: stats + conv + zero = {stats + conv + zero}, items {items}")
         if not 0 <= within1 <= within2 <= 100:
             fails.append(f"{r[0]}: shares {within1}% and {within2}% out of order")
+        # The plan spreads the zero chunks evenly among the tiles (v75; the plan's own unit test
+        # ZeroChunksSpreadEvenlyAmongTheTiles guards that): about half before half of the tiles.
+        # Band order gave 74-87% (seq 2048-8192), and a column that never counts gives 0.
+        if not 40 <= zero_first <= 60:
+            fails.append(f"{r[0]}: {zero_first}% of the zero chunks before half of the tiles, wanted 40-60%")
         if r[-1] != "(no)":
             fails.append(f"{r[0]}: a made-up plan string should not match the host's: {r[-1]}")
     bad = record("bad", 2048, 1056)
