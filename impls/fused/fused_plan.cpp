@@ -272,9 +272,10 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // v75: the zero chunks (y stores only, waiting for nothing) are spread evenly among the conv
   // tiles, zero chunk z before conv tile floor(z x tiles / zeros), instead of following their
   // bands' tiles: the top bands are nearly all zeros and the bottom ones nearly all tiles, so
-  // in band order ~90% of the zero bytes were written in the first half of the run, on top of
-  // the tiles' reads, and the second half had DRAM to spare (v74, which moved them all to the
-  // start, was 2-5% slower). The statistics of band t are placed at least
+  // in band order 74-87% of the zero chunks (seq 2048-8192, fused-plan-report's "zero 1st") came
+  // before half of the tiles, their writes on top of the tiles' reads, and the second half had
+  // DRAM to spare (v74, which moved them all to the start, was 2-5% slower; spread, seq 2048
+  // -2.7%, 4096-8192 -1.2..-1.4%). The statistics of band t are placed at least
   // lead_windows x window items before the first tile that needs them (band t - 1's), so by the
   // time that tile is taken they are finished: tiles rarely wait, and the rows they re-read are
   // still in L2. Each block holds two tickets (it takes the next while it works), so 2 x window
