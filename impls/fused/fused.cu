@@ -9,6 +9,10 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
 namespace mtabench::fused {
 
 namespace {
@@ -101,6 +105,13 @@ class Fused final : public Implementation {
     p.band_ready = c + static_cast<std::size_t>(p.B) * p.Q;
     p.ticket = c + 2 * static_cast<std::size_t>(p.B) * p.Q;
     p.done = p.ticket + 1;
+#if MTABENCH_FUSED_TIMELINE
+    timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
+    timeline_words_ = static_cast<std::size_t>(kTimelineWords) * p.n_items + 2 * static_cast<std::size_t>(grid_);
+    MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, timeline_words_ * sizeof(unsigned long long)));
+    MTABENCH_CUDA_CALL(cudaMemset(timeline_, 0, timeline_words_ * sizeof(unsigned long long)));
+    p.timeline = static_cast<unsigned long long*>(timeline_);
+#endif
   }
 
   nlohmann::json configuration() const override {
@@ -114,9 +125,11 @@ class Fused final : public Implementation {
               {"channel_groups", s.G},
               {"shared_memory_bytes", s.sm_total}};
     }
-    return {{"path", plan_.mma ? "tensor-core work queue (fused_kernel.cuh)" : "fp32 FMA work queue (fused_kernel.cuh)"},
-            {"plan", plan_.describe()},
-            {"grid", grid_}};
+    nlohmann::json c = {{"path", plan_.mma ? "tensor-core work queue (fused_kernel.cuh)" : "fp32 FMA work queue (fused_kernel.cuh)"},
+                         {"plan", plan_.describe()},
+                         {"grid", grid_}};
+    if (kTimeline) c["diagnostic_build"] = "MTABENCH_FUSED_TIMELINE: thread 0 of each block stamps %globaltimer per item";
+    return c;
   }
 
   void run(const TensorArgs& t, cudaStream_t stream) override {
@@ -138,7 +151,8 @@ class Fused final : public Implementation {
   }
 
   ~Fused() override {
-    for (void* ptr : {items_, partials_, stats_, counters_})
+    dump_timeline();
+    for (void* ptr : {items_, partials_, stats_, counters_, timeline_})
       if (ptr) MTABENCH_CUDA_CALL_NOTHROW(cudaFree(ptr));
   }
 
@@ -149,11 +163,45 @@ class Fused final : public Implementation {
     return make_plan(w, dynamic_smem_budget(dev->smem_per_block_optin), window, kLeadWindows, wgmma_ok(dev));
   }
 
+  // The timeline build (MTABENCH_FUSED_TIMELINE): the last launch's stamps, as CSV in
+  // $MTABENCH_FUSED_TIMELINE_DIR/<workload>.csv (tools/fused_timeline.py reads it). One row per
+  // ticket (type, b, band, chunk, sm, block, then ns from the first block's entry: start,
+  // statistics in, fill done, contraction done, end; -1 where not stamped), then one row per
+  // block (type "block": entry, exit). Best effort: a destructor must not throw.
+  void dump_timeline() noexcept {
+    const char* dir = std::getenv("MTABENCH_FUSED_TIMELINE_DIR");
+    if (!timeline_ || !dir) return;
+    std::vector<unsigned long long> h(timeline_words_);
+    if (cudaMemcpy(h.data(), timeline_, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost) != cudaSuccess) return;
+    const std::size_t n = plan_.items.size(), blocks0 = static_cast<std::size_t>(kTimelineWords) * n;
+    unsigned long long t0 = ~0ull;
+    for (int b = 0; b < grid_; ++b)
+      if (h[blocks0 + 2 * b]) t0 = std::min(t0, h[blocks0 + 2 * b]);
+    const auto rel = [t0](unsigned long long t) { return t ? static_cast<long long>(t - t0) : -1ll; };
+    const std::string path = fmt::format("{}/{}.csv", dir, timeline_name_);
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) return;
+    std::fprintf(f, "# %s grid=%d\n", plan_.describe().c_str(), grid_);
+    std::fprintf(f, "ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end\n");
+    static const char* kType[] = {"stats", "conv", "zero"};
+    for (std::size_t t = 0; t < n; ++t) {
+      const unsigned long long* r = &h[kTimelineWords * t];
+      const int4 it = plan_.items[t];
+      std::fprintf(f, "%zu,%s,%d,%d,%d,%llu,%llu,%lld,%lld,%lld,%lld,%lld\n", t, kType[it.x], it.y, it.z, it.w, r[kTlWhere] >> 32,
+                   r[kTlWhere] & 0xffffffffull, rel(r[kTlStart]), rel(r[kTlStats]), rel(r[kTlFill]), rel(r[kTlMma]), rel(r[kTlEnd]));
+    }
+    for (int b = 0; b < grid_; ++b)
+      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,-1,-1,-1,%lld\n", b, rel(h[blocks0 + 2 * b]), rel(h[blocks0 + 2 * b + 1]));
+    std::fclose(f);
+  }
+
   DType dtype_ = DType::bf16;
   FusedPlan plan_;
   SmallPlan small_;  // used when its why_not is empty
   int grid_ = 0;
-  void *items_ = nullptr, *partials_ = nullptr, *stats_ = nullptr, *counters_ = nullptr;
+  void *items_ = nullptr, *partials_ = nullptr, *stats_ = nullptr, *counters_ = nullptr, *timeline_ = nullptr;
+  std::size_t timeline_words_ = 0;
+  std::string timeline_name_;
 };
 
 }  // namespace

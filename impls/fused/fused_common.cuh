@@ -62,6 +62,29 @@ constexpr int kAblateTileStores = 4;   // the conv items' y stores
 constexpr int kAblateZeroItems = 8;    // the zero items' y stores
 constexpr int kAblateStatsLoads = 16;  // the stats items' loads and folds (their merge stays)
 
+// Item timeline, for tools/gpu-timeline.sh only (never set in a normal build: 0 compiles to the
+// normal kernel): thread 0 of each block of the ticket-loop kernel (not the warp-specialised one)
+// stamps %globaltimer into p.timeline at each item's start and end, and, in the few-heads conv
+// item, after its statistics, its fill and its contraction; also each block's entry and exit.
+// (The switch and the row layout are in fused_params.h, which the host code shares.)
+__device__ __forceinline__ unsigned long long globaltimer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#if MTABENCH_FUSED_TIMELINE
+__shared__ unsigned long long* tl_row;  // the block's current item's row of p.timeline (thread 0's)
+#endif
+// Thread 0 stamps slot `slot` of the current item's row (called where thread 0 has passed a
+// barrier, so the stamp is when the whole block got there).
+__device__ __forceinline__ void timeline_mark(int slot) {
+#if MTABENCH_FUSED_TIMELINE
+  if (threadIdx.x == 0 && tl_row) tl_row[slot] = globaltimer_ns();
+#else
+  (void)slot;
+#endif
+}
+
 // Eight scores as raw bits (one 16-byte vector for 16-bit types, two for fp32), columns at or
 // past c1 excluded later.
 template <class T>

@@ -204,6 +204,13 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
     fused_kernel(const FusedParams p) {
   constexpr int NTHR = kBlockThreads<MMA, NT, WG>;
   extern __shared__ __align__(16) char smem[];
+#if MTABENCH_FUSED_TIMELINE
+  // (The block's words' address computed again at the exit: one held across the loop spilled.)
+  if (threadIdx.x == 0) {
+    tl_row = nullptr;
+    if (p.timeline) p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + 2 * blockIdx.x] = globaltimer_ns();
+  }
+#endif
   setup_block<T, MMA, WG, NTHR>(p, smem);
   __syncthreads();
   if (p.local_stats) {  // no dependencies between items: one item per block
@@ -215,20 +222,40 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   // holders are running: no deadlock. The last thread takes them (v10): thread 0's warp polls
   // ready flags at an item's start, and the ticket's round trip delayed its polls (v7).
   __shared__ int4 next_item;  // x < 0: no items left
+#if MTABENCH_FUSED_TIMELINE
+  __shared__ unsigned next_ticket;
+#endif
   const auto take_next = [&p] {
     const unsigned t = atomicAdd(p.ticket, 1u);
     next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
+#if MTABENCH_FUSED_TIMELINE
+    next_ticket = t;
+#endif
   };
   if (threadIdx.x == NTHR - 1) take_next();
   __syncthreads();
   for (;;) {
     const int4 cur = next_item;
+#if MTABENCH_FUSED_TIMELINE
+    if (threadIdx.x == 0 && p.timeline && cur.x >= 0) {
+      tl_row = p.timeline + static_cast<long long>(kTimelineWords) * next_ticket;
+      unsigned sm;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+      tl_row[kTlWhere] = static_cast<unsigned long long>(sm) << 32 | blockIdx.x;
+      tl_row[kTlStart] = globaltimer_ns();
+    }
+#endif
     __syncthreads();
     if (cur.x < 0) break;
     if (threadIdx.x == NTHR - 1) take_next();
     run_item<T, MMA, NT, KT, NARROW, WG, NTHR>(p, smem, cur);
     __syncthreads();
+    timeline_mark(kTlEnd);
   }
+#if MTABENCH_FUSED_TIMELINE
+  if (threadIdx.x == 0 && p.timeline)
+    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + 2 * blockIdx.x + 1] = globaltimer_ns();
+#endif
   reset_if_last<NTHR>(p);
 }
 

@@ -209,6 +209,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   if (p.fill4) {
     tile_stats<T, 4, NTHR>(p, smem, b, i0);  // max + log2 sum per row, four channels
+    timeline_mark(kTlStats);
     Fill4Task first;  // loaded after the statistics (v10ab; loading it before them, v10c, was slower)
     fill4_load<T>(p, b, i0, j0, threadIdx.x, first);
     const unsigned stage = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_y));  // free until the stores
@@ -221,6 +222,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
     fill_probabilities<T, NTHR>(p, st, ptile, b, i0, j0, 0, p.Cp, p.PW * pitch_h, pitch_h, 1);
   }
   __syncthreads();
+  timeline_mark(kTlFill);
   // R = NTHR / 16 rows over NTHR / 32 warps: each warp two rows of TJ / (16 H) m-tiles (a power
   // of two, 1-4). (v72: a second pass for bands of kRows rows with 128 threads cost the
   // 64-register instance 12-300 bytes of spills, however written; the plan gives k 11 with 1-4
@@ -231,6 +233,7 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
     default: conv_mtiles<T, 2, 2, NTHR>(p, smem, i0, j0); break;
   }
   __syncthreads();
+  timeline_mark(kTlMma);
   store_staging<T, NTHR>(p, reinterpret_cast<const T*>(smem + p.sm_y), b, i0, j0);
   __syncthreads();  // the staging tile and the probability tile are reused by the next item
 }

@@ -7,6 +7,15 @@
 
 namespace mtabench::fused {
 
+// Item timeline switch (tools/gpu-timeline.sh builds with MTABENCH_FUSED_TIMELINE=1; see
+// fused_common.cuh): kTimelineWords stamps per ticket in p.timeline.
+#ifndef MTABENCH_FUSED_TIMELINE
+#define MTABENCH_FUSED_TIMELINE 0
+#endif
+constexpr bool kTimeline = MTABENCH_FUSED_TIMELINE != 0;
+constexpr int kTimelineWords = 6;  // start, statistics in, fill done, contraction done, end, sm << 32 | block
+enum TimelineSlot : int { kTlStart = 0, kTlStats = 1, kTlFill = 2, kTlMma = 3, kTlEnd = 4, kTlWhere = 5 };
+
 // Work items, in the order blocks take them (see fused_plan.cpp for why this order).
 enum ItemType : int { kStatsItem = 0, kConvItem = 1, kZeroItem = 2 };
 
@@ -95,6 +104,9 @@ struct FusedParams {
   // Shared memory layout, bytes from the start.
   int sm_w, sm_bias, sm_koff, sm_stats, sm_p, sm_y, sm_total;
   int yhp;  // staging tile: elements per head (R rows of TJ + 8, plus 8 for the ldmatrix path)
+  // Item timeline (a build with MTABENCH_FUSED_TIMELINE only, fused_common.cuh; else null and
+  // never read): kTimelineWords per ticket, then (entry, exit) per block, %globaltimer ns.
+  unsigned long long* timeline;
 };
 
 }  // namespace mtabench::fused

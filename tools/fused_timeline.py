@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Reads the fused kernel's item timeline (a build with MTABENCH_FUSED_TIMELINE=1: one CSV per
+workload, written by impls/fused/fused.cu's dump_timeline) and says where one launch's time went:
+the launch ramp, how long until the blocks run conv items, item latencies by type and (few-heads
+conv items) by phase, how busy the blocks' slots were over the launch (in bins), and the tail.
+
+All times are %globaltimer ns from the first block's entry, stamped by thread 0 of each block
+after a barrier; they come from the last launch of the run (a timed sample, after an L2 flush).
+
+Usage: tools/fused_timeline.py CSV [CSV ...] [--bins N]
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+
+def load(path):
+    items, blocks, header = [], [], ""
+    with open(path) as f:
+        rows = []
+        for line in f:
+            if line.startswith("#"):
+                header = line[1:].strip()
+            else:
+                rows.append(line)
+    for r in csv.DictReader(rows):
+        rec = {k: (int(v) if k not in ("type",) else v) for k, v in r.items()}
+        (blocks if rec["type"] == "block" else items).append(rec)
+    return header, items, blocks
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
+
+
+def us(ns):
+    return ns / 1000.0
+
+
+def busy_in(items, lo, hi):
+    """Sum of the items' overlap with [lo, hi) in ns."""
+    return sum(max(0, min(i["end"], hi) - max(i["start"], lo)) for i in items)
+
+
+def report(path, bins, out):
+    header, items, blocks = load(path)
+    done = [i for i in items if i["start"] >= 0 and i["end"] >= i["start"]]
+    missing = len(items) - len(done)
+    grid = len(blocks)
+    if not done or not grid:
+        raise SystemExit(f"{path}: no stamped items (was it written by a MTABENCH_FUSED_TIMELINE build?)")
+    span = max(b["end"] for b in blocks)
+    entries = sorted(b["start"] for b in blocks)
+    p = lambda *a: print(*a, file=out)
+    p(f"== {path}")
+    p(f"plan: {header}")
+    p(f"launch span (first block entry to last block exit): {us(span):.2f} us; {len(done)} items stamped"
+      + (f", {missing} NOT stamped" if missing else ""))
+    p(f"block entries: last {us(entries[-1]):.2f} us after the first (median {us(pct(entries, 0.5)):.2f})")
+    by_type = {}
+    for i in done:
+        by_type.setdefault(i["type"], []).append(i)
+    first_conv = min((i["start"] for i in by_type.get("conv", [])), default=-1)
+    p(f"first item starts at {us(min(i['start'] for i in done)):.2f} us; first conv item at {us(first_conv):.2f} us")
+    p("item latency (end - start), us:      count   p10   median   p90    max   share of slot time")
+    total_busy = sum(i["end"] - i["start"] for i in done)
+    for t in ("stats", "conv", "zero"):
+        xs = [i["end"] - i["start"] for i in by_type.get(t, [])]
+        if xs:
+            p(f"  {t:6s}                             {len(xs):6d} {us(pct(xs, .1)):6.2f} {us(pct(xs, .5)):7.2f} "
+              f"{us(pct(xs, .9)):6.2f} {us(max(xs)):6.2f}   {100 * sum(xs) / total_busy:5.1f}%")
+    phased = [i for i in by_type.get("conv", []) if min(i["stats"], i["fill"], i["mma"]) >= 0]
+    if phased:
+        p("conv item phases (medians, us; p90 in brackets):")
+        for name, a, b in (("ticket to statistics in (waits + loads)", "start", "stats"), ("fill", "stats", "fill"),
+                           ("contraction", "fill", "mma"), ("y stores to end", "mma", "end")):
+            xs = [i[b] - i[a] for i in phased]
+            p(f"  {name:42s} {us(pct(xs, .5)):7.2f} [{us(pct(xs, .9)):.2f}]")
+    # Between items: a block's end of one item to its start of the next (ticket handover).
+    per_block = {}
+    for i in done:
+        per_block.setdefault(i["block"], []).append(i)
+    gaps = []
+    for lst in per_block.values():
+        lst.sort(key=lambda i: i["start"])
+        gaps += [b["start"] - a["end"] for a, b in zip(lst, lst[1:])]
+    if gaps:
+        p(f"between a block's items (us): median {us(pct(gaps, .5)):.2f}, p90 {us(pct(gaps, .9)):.2f}, "
+          f"sum {100 * sum(gaps) / (grid * span):.1f}% of slot time")
+    p(f"slots busy with items over the launch: {100 * total_busy / (grid * span):.1f}% "
+      f"({grid} blocks x {us(span):.2f} us)")
+    last_start = max(i["start"] for i in done)
+    p(f"tail: the last item starts at {us(last_start):.2f} us, {us(span - last_start):.2f} us before the end; "
+      f"slots busy after it: {100 * busy_in(done, last_start, span) / (grid * max(1, span - last_start)):.1f}%")
+    # Slot time lost at the start and the end: slot-us not busy before the first moment 90% of the
+    # slots are busy, and after the last such moment.
+    w = span / bins
+    p(f"by time ({bins} bins of {us(w):.2f} us): share of the {grid} slots busy, by item type")
+    p("  bin  from(us)   all   stats   conv   zero")
+    for k in range(bins):
+        lo, hi = k * w, (k + 1) * w
+        parts = {t: busy_in(by_type.get(t, []), lo, hi) / (grid * w) for t in ("stats", "conv", "zero")}
+        p(f"  {k:3d} {us(lo):8.2f} {100 * sum(parts.values()):5.1f}% {100 * parts['stats']:6.1f}% "
+          f"{100 * parts['conv']:5.1f}% {100 * parts['zero']:5.1f}%")
+    return span
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", nargs="+")
+    ap.add_argument("--bins", type=int, default=20)
+    a = ap.parse_args()
+    for path in a.csv:
+        report(path, a.bins, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# On a GPU machine: where one launch of the fused kernel spends its time, item by item. Builds
+# mtabench twice at once, as usual (build-gpu) and with MTABENCH_FUSED_TIMELINE=1
+# (build-timeline: thread 0 of each block stamps %globaltimer at each item's start and end, and in
+# the few-heads conv item after its statistics, fill and contraction; fused_common.cuh); runs
+# each case with both (the normal build's median says how much the stamps, and the spills they
+# cause, slow the kernel: read the timeline for its shape, the normal build for the time); then
+# tools/fused_timeline.py on the last launch's timeline of each case.
+# Writes OUT/summary.txt (both builds' tables, the timeline reports) and OUT/timeline.tar.gz (the
+# per-workload CSVs).
+# Usage: [TIMELINE_CASES="FILE:REGEX ..."] [TIMELINE_BINS=20] tools/gpu-timeline.sh OUT
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: tools/gpu-timeline.sh OUT}
+cases=${TIMELINE_CASES:-"workloads/seq-sweep.json:^sweep-seq(1024|2048|4096|8192)\$ workloads/shapes.json:^(fp16-seq4096|k5-h16-b4-seq2048)\$"}
+source tools/gpu-lib.sh
+
+stage "build the normal and the timeline binaries at once (mtabench only)"
+jobs=$(($(nproc) / 2))
+{ cmake -S . -B build-timeline -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=OFF \
+    -DCMAKE_CUDA_FLAGS="-DMTABENCH_FUSED_TIMELINE=1" -DCMAKE_CXX_FLAGS="-DMTABENCH_FUSED_TIMELINE=1" &&
+  cmake --build build-timeline -j"$jobs" --target mtabench; } >/tmp/mtab-build-timeline.log 2>&1 &
+pid=$!
+BUILD_TESTS=OFF build_tree . "$B" /tmp/mtab-build.log "$jobs" || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
+wait "$pid" || { tail -40 /tmp/mtab-build-timeline.log | tee -a "$S"; exit 1; }
+
+dir=/tmp/mtab-timeline
+mkdir -p "$dir"
+for spec in $cases; do
+  for build in "$B" build-timeline; do
+    stage "$build: ${spec}"
+    MTABENCH_FUSED_TIMELINE_DIR=$dir timeout 120 "$build/mtabench" run "${spec%%:*}" --filter "${spec#*:}" --impl fused \
+      --no-records --max-time 0.3 --min-time 0.1 >>"$S" 2>&1
+    echo "rc=$?" >>"$S"
+  done
+done
+stage "timeline reports (tools/fused_timeline.py, bins ${TIMELINE_BINS:-20})"
+python3 tools/fused_timeline.py --bins "${TIMELINE_BINS:-20}" "$dir"/*.csv >>"$S" 2>&1
+echo "rc=$?" >>"$S"
+tar -czf "$out/timeline.tar.gz" -C "$dir" .
+stage done
