@@ -211,6 +211,13 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
     if (p.timeline) p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + 2 * blockIdx.x] = globaltimer_ns();
   }
 #endif
+  // v77: this block's line of the item list into L2 before the set-up, so that the first
+  // ticket's item (a ticket near blockIdx.x: the blocks take their first ones in about launch
+  // order) is read from L2 after the atomic, not from DRAM (the timing flushes L2). The item
+  // timeline (tools/gpu-timeline.sh) put the first item's start 3.7-5.4 us after the blocks'
+  // entry: set-up loads, atomic, item load in series. Taking the ticket beside the set-up, or
+  // holding it in a register across it, moved the 64-register instance's spills (JOURNAL.md v77).
+  if (threadIdx.x == 0 && !p.local_stats) asm volatile("prefetch.global.L2 [%0];" ::"l"(p.items + min(blockIdx.x, p.n_items - 1u)));
   setup_block<T, MMA, WG, NTHR>(p, smem);
   __syncthreads();
   if (p.local_stats) {  // no dependencies between items: one item per block
