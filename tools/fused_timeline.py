@@ -61,6 +61,19 @@ def report(path, bins, out):
     p(f"launch span (first block entry to last block exit): {us(span):.2f} us; {len(done)} items stamped"
       + (f", {missing} NOT stamped" if missing else ""))
     p(f"block entries: last {us(entries[-1]):.2f} us after the first (median {us(pct(entries, 0.5)):.2f})")
+    # Start-up stamps of the blocks (entry, thread 0's set-up done, the set-up's barrier): in the
+    # 'stats' and 'fill' columns of the block rows; -1 in timelines written before they existed.
+    firsts = {}
+    for i in done:
+        if i["block"] not in firsts or i["start"] < firsts[i["block"]]:
+            firsts[i["block"]] = i["start"]
+    staged = [b for b in blocks if b["stats"] >= 0 and b["fill"] >= 0 and b["block"] in firsts]
+    if staged:
+        sp = lambda xs: f"{us(pct(xs, .5)):.2f} [{us(min(xs)):.2f}-{us(max(xs)):.2f}]"
+        p("a block's start-up, median [min-max] us: set-up (thread 0) "
+          + sp([b["stats"] - b["start"] for b in staged]) + ", to the set-up's barrier "
+          + sp([b["fill"] - b["start"] for b in staged]) + ", barrier to the first item "
+          + sp([firsts[b["block"]] - b["fill"] for b in staged]))
     by_type = {}
     for i in done:
         by_type.setdefault(i["type"], []).append(i)

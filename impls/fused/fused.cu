@@ -107,7 +107,7 @@ class Fused final : public Implementation {
     p.done = p.ticket + 1;
 #if MTABENCH_FUSED_TIMELINE
     timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
-    timeline_words_ = static_cast<std::size_t>(kTimelineWords) * p.n_items + 2 * static_cast<std::size_t>(grid_);
+    timeline_words_ = static_cast<std::size_t>(kTimelineWords) * p.n_items + kTimelineBlockWords * static_cast<std::size_t>(grid_);
     MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, timeline_words_ * sizeof(unsigned long long)));
     MTABENCH_CUDA_CALL(cudaMemset(timeline_, 0, timeline_words_ * sizeof(unsigned long long)));
     p.timeline = static_cast<unsigned long long*>(timeline_);
@@ -167,7 +167,8 @@ class Fused final : public Implementation {
   // $MTABENCH_FUSED_TIMELINE_DIR/<workload>.csv (tools/fused_timeline.py reads it). One row per
   // ticket (type, b, band, chunk, sm, block, then ns from the first block's entry: start,
   // statistics in, fill done, contraction done, end; -1 where not stamped), then one row per
-  // block (type "block": entry, exit). Best effort: a destructor must not throw.
+  // block (type "block": entry as start, thread 0's set-up done as stats, the set-up's barrier
+  // passed as fill, exit as end). Best effort: a destructor must not throw.
   void dump_timeline() noexcept {
     const char* dir = std::getenv("MTABENCH_FUSED_TIMELINE_DIR");
     if (!timeline_ || !dir) return;
@@ -176,7 +177,7 @@ class Fused final : public Implementation {
     const std::size_t n = plan_.items.size(), blocks0 = static_cast<std::size_t>(kTimelineWords) * n;
     unsigned long long t0 = ~0ull;
     for (int b = 0; b < grid_; ++b)
-      if (h[blocks0 + 2 * b]) t0 = std::min(t0, h[blocks0 + 2 * b]);
+      if (h[blocks0 + kTimelineBlockWords * b]) t0 = std::min(t0, h[blocks0 + kTimelineBlockWords * b]);
     const auto rel = [t0](unsigned long long t) { return t ? static_cast<long long>(t - t0) : -1ll; };
     const std::string path = fmt::format("{}/{}.csv", dir, timeline_name_);
     std::FILE* f = std::fopen(path.c_str(), "w");
@@ -191,7 +192,9 @@ class Fused final : public Implementation {
                    r[kTlWhere] & 0xffffffffull, rel(r[kTlStart]), rel(r[kTlStats]), rel(r[kTlFill]), rel(r[kTlMma]), rel(r[kTlEnd]));
     }
     for (int b = 0; b < grid_; ++b)
-      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,-1,-1,-1,%lld\n", b, rel(h[blocks0 + 2 * b]), rel(h[blocks0 + 2 * b + 1]));
+      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld\n", b, rel(h[blocks0 + kTimelineBlockWords * b]),
+                   rel(h[blocks0 + kTimelineBlockWords * b + 1]), rel(h[blocks0 + kTimelineBlockWords * b + 2]),
+                   rel(h[blocks0 + kTimelineBlockWords * b + 3]));
     std::fclose(f);
   }
 

@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   // (The block's words' address computed again at the exit: one held across the loop spilled.)
   if (threadIdx.x == 0) {
     tl_row = nullptr;
-    if (p.timeline) p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + 2 * blockIdx.x] = globaltimer_ns();
+    if (p.timeline) p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x] = globaltimer_ns();
   }
 #endif
   // v77: this block's line of the item list into L2 before the set-up, so that the first
@@ -219,7 +219,15 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   // holding it in a register across it, moved the 64-register instance's spills (JOURNAL.md v77).
   if (threadIdx.x == 0 && !p.local_stats) asm volatile("prefetch.global.L2 [%0];" ::"l"(p.items + min(blockIdx.x, p.n_items - 1u)));
   setup_block<T, MMA, WG, NTHR>(p, smem);
+#if MTABENCH_FUSED_TIMELINE
+  if (threadIdx.x == 0 && p.timeline)
+    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x + 1] = globaltimer_ns();
+#endif
   __syncthreads();
+#if MTABENCH_FUSED_TIMELINE
+  if (threadIdx.x == 0 && p.timeline)
+    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x + 2] = globaltimer_ns();
+#endif
   if (p.local_stats) {  // no dependencies between items: one item per block
     run_item<T, MMA, NT, KT, NARROW, WG, NTHR>(p, smem, p.items[blockIdx.x]);
     return;
@@ -261,7 +269,7 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   }
 #if MTABENCH_FUSED_TIMELINE
   if (threadIdx.x == 0 && p.timeline)
-    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + 2 * blockIdx.x + 1] = globaltimer_ns();
+    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x + 3] = globaltimer_ns();
 #endif
   reset_if_last<NTHR>(p);
 }

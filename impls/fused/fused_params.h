@@ -14,6 +14,9 @@ namespace mtabench::fused {
 #endif
 constexpr bool kTimeline = MTABENCH_FUSED_TIMELINE != 0;
 constexpr int kTimelineWords = 6;  // start, statistics in, fill done, contraction done, end, sm << 32 | block
+// Per block, after the tickets' rows: entry, thread 0's set-up done, the set-up's barrier passed,
+// exit.
+constexpr int kTimelineBlockWords = 4;
 enum TimelineSlot : int { kTlStart = 0, kTlStats = 1, kTlFill = 2, kTlMma = 3, kTlEnd = 4, kTlWhere = 5 };
 
 // Work items, in the order blocks take them (see fused_plan.cpp for why this order).

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """tools/fused_timeline.py on a made-up timeline whose answers are known: two blocks over 10 us;
 block 0 runs a stats item (0-2 us) then a conv item (3-9 us, phases 1/2/2/1 us), block 1 a zero
-item (1-3 us) then a conv item (4-8 us, no phase stamps); one ticket never stamped. Checks the
-span, the first conv start, the latencies, the phases, the gaps between a block's items, the slot
-time, the tail and one bin; and that a file without stamps is an error, not a report.
+item (1-3 us) then a conv item (4-8 us, no phase stamps); one ticket never stamped; block 1 alone
+has start-up stamps. Checks the span, the start-up line, the first conv start, the latencies,
+the phases, the gaps between a block's items, the slot time, the tail and one bin; and that a
+file without stamps is an error, not a report.
 Usage: fused_timeline_test.py TOOLS/fused_timeline.py"""
 import os
 import subprocess
@@ -19,7 +20,8 @@ ROWS = [
     (3, "conv", 0, 1, 0, 1, 1, 4 * US, -1, -1, -1, 8 * US),
     (4, "conv", 0, 2, 0, 0, 0, -1, -1, -1, -1, -1),
 ]
-BLOCKS = [(0, 0, 10 * US), (1, 500, 9 * US)]
+# (block, entry, thread 0's set-up done, set-up barrier, exit); -1: not stamped (older timelines).
+BLOCKS = [(0, 0, -1, -1, 10 * US), (1, 500, 700, 800, 9 * US)]
 
 
 def write(path, rows, blocks):
@@ -28,8 +30,8 @@ def write(path, rows, blocks):
         f.write("ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end\n")
         for r in rows:
             f.write(",".join(str(x) for x in r) + "\n")
-        for b, s, e in blocks:
-            f.write(f"-1,block,0,0,0,0,{b},{s},-1,-1,-1,{e}\n")
+        for b, s, setup, barrier, e in blocks:
+            f.write(f"-1,block,0,0,0,0,{b},{s},{setup},{barrier},-1,{e}\n")
 
 
 def run(tool, path, *extra):
@@ -54,6 +56,9 @@ def main():
                "span and the unstamped ticket", out)
         expect("block entries: last 0.50 us after the first" in out, "entry spread", out)
         expect("first conv item at 3.00 us" in out, "first conv start", out)
+        # Only block 1 has start-up stamps: set-up 0.2 us after entry, barrier 0.3, first item 0.2 later.
+        expect("a block's start-up, median [min-max] us: set-up (thread 0) 0.20 [0.20-0.20], to the set-up's barrier "
+               "0.30 [0.30-0.30], barrier to the first item 0.20 [0.20-0.20]" in out, "start-up line", out)
         # Slot time busy: 2 + 2 + 6 + 4 = 14 of 2 x 10 = 70%.
         expect("slots busy with items over the launch: 70.0% (2 blocks x 10.00 us)" in out, "slot time", out)
         # The conv share of busy time: 10 of 14 = 71.4%; its median latency of (6, 4) by the tool's
