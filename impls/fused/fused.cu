@@ -177,7 +177,7 @@ class Fused final : public Implementation {
     const std::size_t n = plan_.items.size(), blocks0 = static_cast<std::size_t>(kTimelineWords) * n;
     unsigned long long t0 = ~0ull;
     for (int b = 0; b < grid_; ++b)
-      if (h[blocks0 + kTimelineBlockWords * b]) t0 = std::min(t0, h[blocks0 + kTimelineBlockWords * b]);
+      if (h[blocks0 + kTimelineBlockWords * b + kTlEntry]) t0 = std::min(t0, h[blocks0 + kTimelineBlockWords * b + kTlEntry]);
     const auto rel = [t0](unsigned long long t) { return t ? static_cast<long long>(t - t0) : -1ll; };
     const std::string path = fmt::format("{}/{}.csv", dir, timeline_name_);
     std::FILE* f = std::fopen(path.c_str(), "w");
@@ -191,10 +191,11 @@ class Fused final : public Implementation {
       std::fprintf(f, "%zu,%s,%d,%d,%d,%llu,%llu,%lld,%lld,%lld,%lld,%lld\n", t, kType[it.x], it.y, it.z, it.w, r[kTlWhere] >> 32,
                    r[kTlWhere] & 0xffffffffull, rel(r[kTlStart]), rel(r[kTlStats]), rel(r[kTlFill]), rel(r[kTlMma]), rel(r[kTlEnd]));
     }
-    for (int b = 0; b < grid_; ++b)
-      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld\n", b, rel(h[blocks0 + kTimelineBlockWords * b]),
-                   rel(h[blocks0 + kTimelineBlockWords * b + 1]), rel(h[blocks0 + kTimelineBlockWords * b + 2]),
-                   rel(h[blocks0 + kTimelineBlockWords * b + 3]));
+    for (int b = 0; b < grid_; ++b) {
+      const unsigned long long* r = &h[blocks0 + kTimelineBlockWords * b];
+      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld\n", b, rel(r[kTlEntry]), rel(r[kTlSetup]),
+                   rel(r[kTlSetupBarrier]), rel(r[kTlExit]));
+    }
     std::fclose(f);
   }
 

@@ -75,6 +75,17 @@ __device__ __forceinline__ unsigned long long globaltimer_ns() {
 #if MTABENCH_FUSED_TIMELINE
 __shared__ unsigned long long* tl_row;  // the block's current item's row of p.timeline (thread 0's)
 #endif
+// Thread 0 stamps word `w` of this block's words (TimelineBlockWord: entry, set-up done, the
+// set-up's barrier passed, exit), after the tickets' rows.
+__device__ __forceinline__ void timeline_block_mark(const FusedParams& p, int w) {
+#if MTABENCH_FUSED_TIMELINE
+  if (threadIdx.x == 0 && p.timeline)
+    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x + w] = globaltimer_ns();
+#else
+  (void)p;
+  (void)w;
+#endif
+}
 // Thread 0 stamps slot `slot` of the current item's row (called where thread 0 has passed a
 // barrier, so the stamp is when the whole block got there).
 __device__ __forceinline__ void timeline_mark(int slot) {

@@ -205,12 +205,9 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   constexpr int NTHR = kBlockThreads<MMA, NT, WG>;
   extern __shared__ __align__(16) char smem[];
 #if MTABENCH_FUSED_TIMELINE
-  // (The block's words' address computed again at the exit: one held across the loop spilled.)
-  if (threadIdx.x == 0) {
-    tl_row = nullptr;
-    if (p.timeline) p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x] = globaltimer_ns();
-  }
+  if (threadIdx.x == 0) tl_row = nullptr;
 #endif
+  timeline_block_mark(p, kTlEntry);
   // v77: this block's line of the item list into L2 before the set-up, so that the first
   // ticket's item (a ticket near blockIdx.x: the blocks take their first ones in about launch
   // order) is read from L2 after the atomic, not from DRAM (the timing flushes L2). The item
@@ -219,15 +216,9 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   // holding it in a register across it, moved the 64-register instance's spills (JOURNAL.md v77).
   if (threadIdx.x == 0 && !p.local_stats) asm volatile("prefetch.global.L2 [%0];" ::"l"(p.items + min(blockIdx.x, p.n_items - 1u)));
   setup_block<T, MMA, WG, NTHR>(p, smem);
-#if MTABENCH_FUSED_TIMELINE
-  if (threadIdx.x == 0 && p.timeline)
-    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x + 1] = globaltimer_ns();
-#endif
+  timeline_block_mark(p, kTlSetup);
   __syncthreads();
-#if MTABENCH_FUSED_TIMELINE
-  if (threadIdx.x == 0 && p.timeline)
-    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x + 2] = globaltimer_ns();
-#endif
+  timeline_block_mark(p, kTlSetupBarrier);
   if (p.local_stats) {  // no dependencies between items: one item per block
     run_item<T, MMA, NT, KT, NARROW, WG, NTHR>(p, smem, p.items[blockIdx.x]);
     return;
@@ -267,10 +258,7 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
     __syncthreads();
     timeline_mark(kTlEnd);
   }
-#if MTABENCH_FUSED_TIMELINE
-  if (threadIdx.x == 0 && p.timeline)
-    p.timeline[static_cast<long long>(kTimelineWords) * p.n_items + kTimelineBlockWords * blockIdx.x + 3] = globaltimer_ns();
-#endif
+  timeline_block_mark(p, kTlExit);
   reset_if_last<NTHR>(p);
 }
 

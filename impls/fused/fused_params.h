@@ -17,6 +17,7 @@ constexpr int kTimelineWords = 6;  // start, statistics in, fill done, contracti
 // Per block, after the tickets' rows: entry, thread 0's set-up done, the set-up's barrier passed,
 // exit.
 constexpr int kTimelineBlockWords = 4;
+enum TimelineBlockWord : int { kTlEntry = 0, kTlSetup = 1, kTlSetupBarrier = 2, kTlExit = 3 };
 enum TimelineSlot : int { kTlStart = 0, kTlStats = 1, kTlFill = 2, kTlMma = 3, kTlEnd = 4, kTlWhere = 5 };
 
 // Work items, in the order blocks take them (see fused_plan.cpp for why this order).
