@@ -26,9 +26,8 @@ stage "build ${#masks[@]} masks at once (${masks[*]}), mtabench only"
 jobs=$(($(nproc) / ${#masks[@]}))
 pids=()
 for m in "${masks[@]}"; do
-  { cmake -S . -B "build-ablate-$m" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=OFF \
-      -DCMAKE_CUDA_FLAGS="-DMTABENCH_FUSED_ABLATE=$m" &&
-    cmake --build "build-ablate-$m" -j$((jobs > 0 ? jobs : 1)) --target mtabench; } >"/tmp/mtab-ablate-$m.log" 2>&1 &
+  BUILD_TESTS=OFF build_tree . "build-ablate-$m" "/tmp/mtab-ablate-$m.log" $((jobs > 0 ? jobs : 1)) \
+    -DCMAKE_CUDA_FLAGS="-DMTABENCH_FUSED_ABLATE=$m" &
   pids+=($!)
 done
 for k in "${!masks[@]}"; do

@@ -17,11 +17,12 @@ build_gpu() {
 }
 # Configures and builds the checkout SRC into BUILD (Release, with tests; with BUILD_TESTS=OFF
 # only the mtabench binary, a sixth faster), JOBS at a time, the output into LOG; returns the
-# build's status. Usage: build_tree SRC BUILD LOG JOBS
+# build's status. CMAKE_ARG ...: more configure arguments (a diagnostic build's defines).
+# Usage: build_tree SRC BUILD LOG JOBS [CMAKE_ARG ...]
 build_tree() {
   local tests=${BUILD_TESTS:-ON} target=()
   [ "$tests" = OFF ] && target=(--target mtabench)
-  { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS="$tests" &&
+  { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS="$tests" "${@:5}" &&
     cmake --build "$2" -j"$4" "${target[@]}"; } >"$3" 2>&1
 }
 

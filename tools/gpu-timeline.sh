@@ -17,9 +17,8 @@ source tools/gpu-lib.sh
 
 stage "build the normal and the timeline binaries at once (mtabench only)"
 jobs=$(($(nproc) / 2))
-{ cmake -S . -B build-timeline -G Ninja -DCMAKE_BUILD_TYPE=Release -DMTABENCH_BUILD_TESTS=OFF \
-    -DCMAKE_CUDA_FLAGS="-DMTABENCH_FUSED_TIMELINE=1" -DCMAKE_CXX_FLAGS="-DMTABENCH_FUSED_TIMELINE=1" &&
-  cmake --build build-timeline -j"$jobs" --target mtabench; } >/tmp/mtab-build-timeline.log 2>&1 &
+BUILD_TESTS=OFF build_tree . build-timeline /tmp/mtab-build-timeline.log "$jobs" \
+  -DCMAKE_CUDA_FLAGS="-DMTABENCH_FUSED_TIMELINE=1" -DCMAKE_CXX_FLAGS="-DMTABENCH_FUSED_TIMELINE=1" &
 pid=$!
 BUILD_TESTS=OFF build_tree . "$B" /tmp/mtab-build.log "$jobs" || { tail -40 /tmp/mtab-build.log | tee -a "$S"; exit 1; }
 wait "$pid" || { tail -40 /tmp/mtab-build-timeline.log | tee -a "$S"; exit 1; }

@@ -65,7 +65,8 @@ constexpr int kAblateStatsLoads = 16;  // the stats items' loads and folds (thei
 // Item timeline, for tools/gpu-timeline.sh only (never set in a normal build: 0 compiles to the
 // normal kernel): thread 0 of each block of the ticket-loop kernel (not the warp-specialised one)
 // stamps %globaltimer into p.timeline at each item's start and end, and, in the few-heads conv
-// item, after its statistics, its fill and its contraction; also each block's entry and exit.
+// item, after its statistics, its fill and its contraction; also each block's entry, set-up
+// and exit.
 // (The switch and the row layout are in fused_params.h, which the host code shares.)
 __device__ __forceinline__ unsigned long long globaltimer_ns() {
   unsigned long long t;

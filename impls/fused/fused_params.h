@@ -109,7 +109,7 @@ struct FusedParams {
   int sm_w, sm_bias, sm_koff, sm_stats, sm_p, sm_y, sm_total;
   int yhp;  // staging tile: elements per head (R rows of TJ + 8, plus 8 for the ldmatrix path)
   // Item timeline (a build with MTABENCH_FUSED_TIMELINE only, fused_common.cuh; else null and
-  // never read): kTimelineWords per ticket, then (entry, exit) per block, %globaltimer ns.
+  // never read): kTimelineWords per ticket, then kTimelineBlockWords per block, %globaltimer ns.
   unsigned long long* timeline;
 };
 
