@@ -6,9 +6,12 @@
 # each case with both (the normal build's median says how much the stamps, and the spills they
 # cause, slow the kernel: read the timeline for its shape, the normal build for the time); then
 # tools/fused_timeline.py on the last launch's timeline of each case.
+# TIMELINE_TWICE=1: each case also with the timeline binary and MTABENCH_FUSED_TIMELINE_TWICE set
+# (each call launches the kernel twice, the stamps are the second launch's: its code already in
+# L2), reported apart: the start-up of the two timelines tells code fetch from data latency.
 # Writes OUT/summary.txt (both builds' tables, the timeline reports) and OUT/timeline.tar.gz (the
-# per-workload CSVs).
-# Usage: [TIMELINE_CASES="FILE:REGEX ..."] [TIMELINE_BINS=20] tools/gpu-timeline.sh OUT
+# per-workload CSVs; the second launch's under twice/).
+# Usage: [TIMELINE_CASES="FILE:REGEX ..."] [TIMELINE_BINS=20] [TIMELINE_TWICE=1] tools/gpu-timeline.sh OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: tools/gpu-timeline.sh OUT}
@@ -32,9 +35,21 @@ for spec in $cases; do
       --no-records --max-time 0.3 --min-time 0.1 >>"$S" 2>&1
     echo "rc=$?" >>"$S"
   done
+  if [ "${TIMELINE_TWICE:-0}" = 1 ]; then
+    stage "build-timeline, each call launching twice: ${spec}"
+    mkdir -p "$dir/twice"
+    MTABENCH_FUSED_TIMELINE_TWICE=1 MTABENCH_FUSED_TIMELINE_DIR=$dir/twice timeout 120 build-timeline/mtabench run \
+      "${spec%%:*}" --filter "${spec#*:}" --impl fused --no-records --max-time 0.3 --min-time 0.1 >>"$S" 2>&1
+    echo "rc=$?" >>"$S"
+  fi
 done
 stage "timeline reports (tools/fused_timeline.py, bins ${TIMELINE_BINS:-20})"
 python3 tools/fused_timeline.py --bins "${TIMELINE_BINS:-20}" "$dir"/*.csv >>"$S" 2>&1
 echo "rc=$?" >>"$S"
+if [ "${TIMELINE_TWICE:-0}" = 1 ]; then
+  stage "timeline reports of the second launches (MTABENCH_FUSED_TIMELINE_TWICE)"
+  python3 tools/fused_timeline.py --bins "${TIMELINE_BINS:-20}" "$dir"/twice/*.csv >>"$S" 2>&1
+  echo "rc=$?" >>"$S"
+fi
 tar -czf "$out/timeline.tar.gz" -C "$dir" .
 stage done
