@@ -28,28 +28,36 @@ wait "$pid" || { tail -40 /tmp/mtab-build-timeline.log | tee -a "$S"; exit 1; }
 
 dir=/tmp/mtab-timeline
 mkdir -p "$dir"
+# One case (FILE:REGEX) with one binary, its last launch's timeline into DIR (extra environment
+# first, e.g. MTABENCH_FUSED_TIMELINE_TWICE=1). Usage: run_case BUILD DIR SPEC [VAR=VALUE ...]
+run_case() {
+  local build=$1 into=$2 spec=$3
+  shift 3
+  env "$@" MTABENCH_FUSED_TIMELINE_DIR="$into" timeout 120 "$build/mtabench" run "${spec%%:*}" --filter "${spec#*:}" \
+    --impl fused --no-records --max-time 0.3 --min-time 0.1 >>"$S" 2>&1
+  echo "rc=$?" >>"$S"
+}
+# tools/fused_timeline.py on every CSV in DIR. Usage: report DIR
+report() {
+  python3 tools/fused_timeline.py --bins "${TIMELINE_BINS:-20}" "$1"/*.csv >>"$S" 2>&1
+  echo "rc=$?" >>"$S"
+}
 for spec in $cases; do
   for build in "$B" build-timeline; do
     stage "$build: ${spec}"
-    MTABENCH_FUSED_TIMELINE_DIR=$dir timeout 120 "$build/mtabench" run "${spec%%:*}" --filter "${spec#*:}" --impl fused \
-      --no-records --max-time 0.3 --min-time 0.1 >>"$S" 2>&1
-    echo "rc=$?" >>"$S"
+    run_case "$build" "$dir" "$spec"
   done
   if [ "${TIMELINE_TWICE:-0}" = 1 ]; then
     stage "build-timeline, each call launching twice: ${spec}"
     mkdir -p "$dir/twice"
-    MTABENCH_FUSED_TIMELINE_TWICE=1 MTABENCH_FUSED_TIMELINE_DIR=$dir/twice timeout 120 build-timeline/mtabench run \
-      "${spec%%:*}" --filter "${spec#*:}" --impl fused --no-records --max-time 0.3 --min-time 0.1 >>"$S" 2>&1
-    echo "rc=$?" >>"$S"
+    run_case build-timeline "$dir/twice" "$spec" MTABENCH_FUSED_TIMELINE_TWICE=1
   fi
 done
 stage "timeline reports (tools/fused_timeline.py, bins ${TIMELINE_BINS:-20})"
-python3 tools/fused_timeline.py --bins "${TIMELINE_BINS:-20}" "$dir"/*.csv >>"$S" 2>&1
-echo "rc=$?" >>"$S"
+report "$dir"
 if [ "${TIMELINE_TWICE:-0}" = 1 ]; then
   stage "timeline reports of the second launches (MTABENCH_FUSED_TIMELINE_TWICE)"
-  python3 tools/fused_timeline.py --bins "${TIMELINE_BINS:-20}" "$dir"/twice/*.csv >>"$S" 2>&1
-  echo "rc=$?" >>"$S"
+  report "$dir/twice"
 fi
 tar -czf "$out/timeline.tar.gz" -C "$dir" .
 stage done

@@ -153,9 +153,9 @@ class Fused final : public Implementation {
     p.y = t.y;
     // Diagnostic only (timeline build, MTABENCH_FUSED_TIMELINE_TWICE set): a first launch right
     // before the stamped one, so the second starts with the kernel's code in L2 (the protocol's
-    // flush evicts code as well as data) and, past seq ~2048, its first bands' rows still cold:
-    // the two timelines' start-up tell code fetch from data latency (JOURNAL.md, twenty-first
-    // session's code-size lead).
+    // flush presumably evicts code as well as data: the hypothesis this tests) and, past seq
+    // ~2048, its first bands' rows still cold: the two timelines' start-up tell code fetch from
+    // data latency (JOURNAL.md, twenty-first session's code-size lead).
     if (twice_) launch(plan_, dtype_, p, grid_, stream);
     launch(plan_, dtype_, p, grid_, stream);
   }
