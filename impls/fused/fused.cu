@@ -36,7 +36,7 @@ class Fused final : public Implementation {
     // The kernel's version in JOURNAL.md. Records up to 2026-11-29 19:07Z say "1"; records of v5
     // to v13 (to 2026-11-30 02:31Z) all say "5": it was not bumped, their source_digest tells them
     // apart.
-    i.version = "81";
+    i.version = "82";
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
@@ -73,6 +73,7 @@ class Fused final : public Implementation {
 
   void initialize(const Workload& w, const DeviceInfo* dev, cudaStream_t stream) override {
     dtype_ = w.dtype;
+    programmatic_ = dev->cc_major >= 9;
     const int smem = dynamic_smem_budget(dev->smem_per_block_optin);
     small_ = make_small_plan(w, smem, dev->sm_count);
     if (small_.why_not.empty()) {
@@ -156,8 +157,8 @@ class Fused final : public Implementation {
     // flush presumably evicts code as well as data: the hypothesis this tests) and, past seq
     // ~2048, its first bands' rows still cold: the two timelines' start-up tell code fetch from
     // data latency (JOURNAL.md, twenty-first session's code-size lead).
-    if (twice_) launch(plan_, dtype_, p, grid_, stream);
-    launch(plan_, dtype_, p, grid_, stream);
+    if (twice_) launch(plan_, dtype_, p, grid_, stream, programmatic_);
+    launch(plan_, dtype_, p, grid_, stream, programmatic_);
   }
 
   ~Fused() override {
@@ -215,6 +216,7 @@ class Fused final : public Implementation {
   int grid_ = 0;
   void *items_ = nullptr, *partials_ = nullptr, *stats_ = nullptr, *counters_ = nullptr, *timeline_ = nullptr;
   std::size_t timeline_words_ = 0;
+  bool programmatic_ = false;  // programmatic dependent launch (v82's statistics kernel first)
   bool twice_ = false;  // MTABENCH_FUSED_TIMELINE_TWICE (timeline build only)
   std::string timeline_name_;
 };

@@ -216,6 +216,12 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   // holding it in a register across it, moved the 64-register instance's spills (JOURNAL.md v77).
   if (threadIdx.x == 0 && !p.local_stats) asm volatile("prefetch.global.L2 [%0];" ::"l"(p.items + min(blockIdx.x, p.n_items - 1u)));
   setup_block<T, MMA, WG, NTHR>(p, smem);
+#if __CUDA_ARCH__ >= 900
+  // v82: launched behind the statistics kernel (fused_prestats.cuh) with programmatic stream
+  // serialization, this block may have started before that grid finished: wait for it (and
+  // its stores) here, after the set-up, which reads only the weights and the bias.
+  if (p.prestats) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
   timeline_block_mark(p, kTlSetup);
   __syncthreads();
   timeline_block_mark(p, kTlSetupBarrier);

@@ -1,6 +1,7 @@
 #include "harness/cuda_check.h"
 #include "impls/fused/fused_common.cuh"
 #include "impls/fused/fused_launch.h"
+#include "impls/fused/fused_prestats.cuh"
 #include "impls/fused/instances/instances.h"
 
 #include <stdexcept>
@@ -22,6 +23,15 @@ KernelFn pick(const FusedPlan& plan, DType dtype) {
     case DType::bf16: return tensor_core_kernel<__nv_bfloat16>(plan);
     case DType::fp16: return tensor_core_kernel<__half>(plan);
     case DType::fp32: return fma_instance(plan.KT);
+  }
+  throw std::logic_error("fused: unknown dtype");
+}
+
+KernelFn pick_prestats(DType dtype) {
+  switch (dtype) {
+    case DType::bf16: return prestats_instance<__nv_bfloat16>();
+    case DType::fp16: return prestats_instance<__half>();
+    case DType::fp32: return prestats_instance<float>();
   }
   throw std::logic_error("fused: unknown dtype");
 }
@@ -67,9 +77,26 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   return blocks;
 }
 
-void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream) {
-  pick(plan, dtype)<<<grid, p.threads, p.sm_total, stream>>>(p);
-  MTABENCH_CUDA_CHECK_LAUNCH();
+void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream, bool programmatic) {
+  if (p.prestats) {
+    const long long warps = static_cast<long long>(p.B) * p.C * p.S;
+    const int blocks = static_cast<int>((warps * 32 + kPrestatsThreads - 1) / kPrestatsThreads);
+    pick_prestats(dtype)<<<blocks, kPrestatsThreads, 0, stream>>>(p);
+    MTABENCH_CUDA_CHECK_LAUNCH();
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(grid));
+  config.blockDim = dim3(static_cast<unsigned>(p.threads));
+  config.dynamicSmemBytes = static_cast<std::size_t>(p.sm_total);
+  config.stream = stream;
+  // v82: behind the statistics kernel, the blocks may start (and do their set-up) while it runs;
+  // they wait for it in griddepcontrol.wait (fused_kernel.cuh).
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &attribute;
+  config.numAttrs = p.prestats && programmatic ? 1 : 0;
+  MTABENCH_CUDA_CALL(cudaLaunchKernelEx(&config, pick(plan, dtype), p));
 }
 
 }  // namespace mtabench::fused

@@ -95,6 +95,9 @@ struct FusedParams {
   int CG;      // fp32 path: channels per probability tile
   int w_global;  // fp32 path: weights read from global memory (too many for shared memory)
   int local_stats;  // each block computes the statistics of the rows it needs (small seq)
+  // v82: every row's statistics come from a kernel of their own launched just before this one
+  // (fused_prestats.cuh); the plan has no stats items, and the band flags are raised already.
+  int prestats;
   const int4* items;  // {type, b, band, chunk}
   int n_items;
   int nch_max;         // stats segments of the longest band (stats chunks x CS / SEG)

@@ -33,8 +33,8 @@ int zero_chunks(const FusedParams& p, int q) {
 }
 
 std::string FusedPlan::describe() const {
-  return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} Cp={} NT={} ksteps={} kchunk={} smem={}B",
-                     !mma ? "fma" : p.ws ? "wgmma-ws" : p.wgmma_rs ? "wgmma-rs" : p.wgmma ? "wgmma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.Cp, p.NT, p.ksteps,
+  return fmt::format("{} R={} TJ={} CS={} Q={} items={} local_stats={} prestats={} Cp={} NT={} ksteps={} kchunk={} smem={}B",
+                     !mma ? "fma" : p.ws ? "wgmma-ws" : p.wgmma_rs ? "wgmma-rs" : p.wgmma ? "wgmma" : p.ldsm ? "mma-ldmatrix" : "mma", p.R, p.TJ, p.CS, p.Q, items.size(), p.local_stats, p.prestats, p.Cp, p.NT, p.ksteps,
                      p.kchunk, p.sm_total);
 }
 
@@ -262,6 +262,12 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
       fits = layout(128, 0);
     }
   }
+  // v82: up to kPrestatsMaxSeq, the statistics ahead of the kernel (fused_prestats.cuh) rather
+  // than as its items: the item timeline put ~8-9 us of a seq 512-1024 launch in the conv
+  // items' wait for the statistics chain (a stats item's serial loads, partials, count, merge,
+  // flag), which one warp per whole row does in about one round trip. Not for the
+  // warp-specialised kernel (its own entry; seq >= 2048 in the shipped suites).
+  p.prestats = !p.local_stats && !p.ws && p.S <= kPrestatsMaxSeq ? 1 : 0;
   if (!fits) {
     plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,
                                p.K, p.C, p.O);
@@ -322,12 +328,12 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     }
   };
   for (std::size_t k = 0; k < tiles.size(); ++k) {
-    if (!p.local_stats) place_stats_until(static_cast<long long>(k));
+    if (!p.local_stats && !p.prestats) place_stats_until(static_cast<long long>(k));
     plan.items.push_back(tiles[k]);
   }
   p.n_items = static_cast<int>(plan.items.size());
-  p.nch_max = p.local_stats ? 0 : stats_chunks(p, p.Q - 1) * (p.CS / p.SEG);
-  plan.partials_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.S * p.C * p.nch_max * 8;
+  p.nch_max = p.local_stats || p.prestats ? 0 : stats_chunks(p, p.Q - 1) * (p.CS / p.SEG);
+  plan.partials_bytes = p.local_stats || p.prestats ? 0 : static_cast<std::size_t>(p.B) * p.S * p.C * p.nch_max * 8;
   plan.stats_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.C * p.S * 8;
   plan.counter_words = static_cast<std::size_t>(2) * p.B * p.Q + 2;
   return plan;

@@ -31,6 +31,8 @@ constexpr int kPlanWindow = 264, kLeadWindows = 4;
 // v72t: kPlanWindow was tuned (v38) where the interleave instance ran 4 blocks an SM; since v72 it
 // runs 8 (bands of kFewRows), so its tiles narrow until they make twice as many conv items.
 constexpr int kFewPlanWindow = 2 * kPlanWindow;
+// v82: up to this seq the row statistics are a kernel of their own ahead of the main one (p.prestats).
+constexpr long long kPrestatsMaxSeq = 1024;
 FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = kPlanWindow,
                     int lead_windows = kLeadWindows, bool wgmma_ok = false);
 

@@ -92,6 +92,11 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
     // of a 32-bit store fall in different banks (v7).
     EXPECT_EQ((p.yhp / 2) % 32, 8);
   }
+  // v82: the statistics kernel ahead of the main one up to kPrestatsMaxSeq, where the
+  // statistics are shared (not local) and the kernel is not the warp-specialised one; then no
+  // partials are needed (the stats items' only).
+  EXPECT_EQ(p.prestats, !p.local_stats && !p.ws && p.S <= kPrestatsMaxSeq ? 1 : 0);
+  if (p.prestats) EXPECT_EQ(plan.partials_bytes, 0u);
   // Columns covered per (b, band): conv tiles and zero chunks, exactly once.
   std::map<std::pair<int, int>, std::vector<int>> cover;
   std::map<std::pair<int, int>, std::set<int>> stats_seen;
@@ -106,12 +111,13 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
     if (cols.empty()) cols.assign(static_cast<std::size_t>(p.S), 0);
     if (it.x == kStatsItem) {
       ASSERT_FALSE(p.local_stats);
+      ASSERT_FALSE(p.prestats) << "stats item " << n << " in a plan whose statistics come from their own kernel";
       EXPECT_TRUE((stats_seen[{it.y, it.z}].insert(it.w).second)) << "duplicate stats chunk";
       stats_done_at[{it.y, it.z}] = n;
     } else if (it.x == kConvItem) {
       for (long long j = static_cast<long long>(it.w) * p.TJ; j < std::min<long long>((it.w + 1ll) * p.TJ, p.S); ++j)
         ++cols[static_cast<std::size_t>(j)];
-      if (!p.local_stats)
+      if (!p.local_stats && !p.prestats)
         for (int dq = -1; dq <= 1; ++dq) {
           const int q = it.z + dq;
           if (q < 0 || q >= p.Q || (dq != 0 && p.r == 0)) continue;
@@ -130,7 +136,7 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
       const auto& cols = cover[{b, q}];
       ASSERT_EQ(static_cast<long long>(cols.size()), p.S);
       for (long long j = 0; j < p.S; ++j) ASSERT_EQ(cols[static_cast<std::size_t>(j)], 1) << "b " << b << " band " << q << " column " << j;
-      if (!p.local_stats) EXPECT_EQ(static_cast<int>(stats_seen[{b, q}].size()), stats_chunks(p, q));
+      if (!p.local_stats && !p.prestats) EXPECT_EQ(static_cast<int>(stats_seen[{b, q}].size()), stats_chunks(p, q));
     }
 }
 

@@ -1,0 +1,44 @@
+#pragma once
+// v82: the row statistics as a kernel of their own, launched right before the main kernel where
+// the plan says p.prestats (seq <= kPrestatsMaxSeq, fused_plan.h). One warp per (batch, row,
+// channel) folds the whole row's causal part [0, i] (NV vectors of eight columns a lane in
+// flight at once: one batch for a row of up to 2048 16-bit scores) and writes its (max, 1 / sum)
+// where the stats items' merge would (stats_index); block 0 raises every band's ready flag. The
+// main kernel is launched with programmatic stream serialization: its blocks may start (and do
+// their set-up) while this grid runs, and wait in griddepcontrol.wait for its completion before
+// they take a ticket (fused_kernel.cuh), which orders every store here before their loads.
+#include "impls/fused/fused_stats.cuh"
+
+namespace mtabench::fused {
+
+constexpr int kPrestatsThreads = 256;
+
+template <class T>
+__global__ void __launch_bounds__(kPrestatsThreads) fused_prestats_kernel(const FusedParams p) {
+#if __CUDA_ARCH__ >= 900
+  // Let the main kernel's blocks launch now: they need this grid only after their set-up.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+  // fp32 vectors are 32 bytes (8 registers): half as many in flight.
+  constexpr int NV = sizeof(T) == 2 ? 8 : 4;
+  const long long unit = (static_cast<long long>(blockIdx.x) * kPrestatsThreads + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (blockIdx.x == 0)
+    for (int e = threadIdx.x; e < p.B * p.Q; e += kPrestatsThreads) p.band_ready[e] = 1u;
+  if (unit >= static_cast<long long>(p.B) * p.C * p.S) return;
+  // unit -> (b, c, i), rows from the last: the long rows first, the short ones fill the end.
+  const long long i = p.S - 1 - unit % p.S;
+  const long long bc = unit / p.S;
+  const int c = static_cast<int>(bc % p.C), b = static_cast<int>(bc / p.C);
+  const T* row = static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S;
+  float2 ml = make_float2(-INFINITY, 0.f);
+  #pragma unroll 1
+  for (long long e = lane * 8; e <= i; e += 256 * NV) {
+    const float2 f = load_fold<T, NV>(row, e, 256, i + 1);
+    combine_nb(ml.x, ml.y, f.x, f.y);
+  }
+  ml = reduce_lanes(ml, 32);
+  if (lane == 0) p.stats[stats_index(p, b, i, c)] = make_float2(ml.x, 1.f / ml.y);
+}
+
+}  // namespace mtabench::fused
