@@ -265,9 +265,11 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // v82: up to kPrestatsMaxSeq, the statistics ahead of the kernel (fused_prestats.cuh) rather
   // than as its items: the item timeline put ~8-9 us of a seq 512-1024 launch in the conv
   // items' wait for the statistics chain (a stats item's serial loads, partials, count, merge,
-  // flag), which one warp per whole row does in about one round trip. Not for the
-  // warp-specialised kernel (its own entry; seq >= 2048 in the shipped suites).
-  p.prestats = !p.local_stats && !p.ws && p.S <= kPrestatsMaxSeq ? 1 : 0;
+  // flag), which one warp per whole row does in about one round trip. Measured (JOURNAL.md
+  // v82): fp32 seq 1024 -7.1%, heads 8/12 at seq 777 (ldmatrix path) -1.0%, but the few-heads
+  // tensor-core instance +11..+16% at seq 512-1024 (and +10.7% at seq 2048 with the bound at
+  // 2048), so not for it; nor for the warp-specialised kernel (its own entry, no wait there).
+  p.prestats = !p.local_stats && !p.ws && !(plan.mma && !p.ldsm) && p.S <= kPrestatsMaxSeq ? 1 : 0;
   if (!fits) {
     plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,
                                p.K, p.C, p.O);
