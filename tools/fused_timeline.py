@@ -6,6 +6,8 @@ conv items) by phase, how busy the blocks' slots were over the launch (in bins),
 
 All times are %globaltimer ns from the first block's entry, stamped by thread 0 of each block
 after a barrier; they come from the last launch of the run (a timed sample, after an L2 flush).
+Where the plan has v82's statistics kernel (prestats=1), its blocks' entry and exit are rows of
+type "prestats", from the same origin (before it: negative).
 
 Usage: tools/fused_timeline.py CSV [CSV ...] [--bins N]
 """
@@ -16,7 +18,7 @@ import sys
 
 
 def load(path):
-    items, blocks, header = [], [], ""
+    items, blocks, prestats, header = [], [], [], ""
     with open(path) as f:
         rows = []
         for line in f:
@@ -26,8 +28,8 @@ def load(path):
                 rows.append(line)
     for r in csv.DictReader(rows):
         rec = {k: (int(v) if k not in ("type",) else v) for k, v in r.items()}
-        (blocks if rec["type"] == "block" else items).append(rec)
-    return header, items, blocks
+        {"block": blocks, "prestats": prestats}.get(rec["type"], items).append(rec)
+    return header, items, blocks, prestats
 
 
 def pct(xs, q):
@@ -47,7 +49,7 @@ def busy_in(items, lo, hi):
 
 
 def report(path, bins, out):
-    header, items, blocks = load(path)
+    header, items, blocks, prestats = load(path)
     done = [i for i in items if i["start"] >= 0 and i["end"] >= i["start"]]
     missing = len(items) - len(done)
     grid = len(blocks)
@@ -61,6 +63,12 @@ def report(path, bins, out):
     p(f"launch span (first block entry to last block exit): {us(span):.2f} us; {len(done)} items stamped"
       + (f", {missing} NOT stamped" if missing else ""))
     p(f"block entries: last {us(entries[-1]):.2f} us after the first (median {us(pct(entries, 0.5)):.2f})")
+    # v82's statistics kernel, launched before the main one: its blocks' entry and exit from the
+    # same origin (the main kernel's first block entry), so mostly negative.
+    pre = [b for b in prestats if b["start"] != -1 and b["end"] != -1]
+    if pre:
+        p(f"statistics kernel: {len(pre)} blocks from {us(min(b['start'] for b in pre)):.2f} to "
+          f"{us(max(b['end'] for b in pre)):.2f} us (block time median {us(pct([b['end'] - b['start'] for b in pre], .5)):.2f})")
     # Start-up stamps of the blocks (entry, thread 0's set-up done, the set-up's barrier): in the
     # 'stats' and 'fill' columns of the block rows; -1 in timelines written before they existed.
     firsts = {}

@@ -108,10 +108,13 @@ class Fused final : public Implementation {
     p.done = p.ticket + 1;
 #if MTABENCH_FUSED_TIMELINE
     timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
-    timeline_words_ = static_cast<std::size_t>(kTimelineWords) * p.n_items + kTimelineBlockWords * static_cast<std::size_t>(grid_);
+    prestats_blocks_ = prestats_blocks(p);
+    const std::size_t main_words = static_cast<std::size_t>(kTimelineWords) * p.n_items + kTimelineBlockWords * static_cast<std::size_t>(grid_);
+    timeline_words_ = main_words + 2 * static_cast<std::size_t>(prestats_blocks_);
     MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, timeline_words_ * sizeof(unsigned long long)));
     MTABENCH_CUDA_CALL(cudaMemset(timeline_, 0, timeline_words_ * sizeof(unsigned long long)));
     p.timeline = static_cast<unsigned long long*>(timeline_);
+    if (prestats_blocks_ > 0) p.timeline_prestats = p.timeline + main_words;
     twice_ = std::getenv("MTABENCH_FUSED_TIMELINE_TWICE") != nullptr;
 #endif
   }
@@ -179,7 +182,8 @@ class Fused final : public Implementation {
   // ticket (type, b, band, chunk, sm, block, then ns from the first block's entry: start,
   // statistics in, fill done, contraction done, end; -1 where not stamped), then one row per
   // block (type "block": entry as start, thread 0's set-up done as stats, the set-up's barrier
-  // passed as fill, exit as end). Best effort: a destructor must not throw.
+  // passed as fill, exit as end), then one row per block of the statistics kernel (type
+  // "prestats": entry as start, exit as end). Best effort: a destructor must not throw.
   void dump_timeline() noexcept {
     const char* dir = std::getenv("MTABENCH_FUSED_TIMELINE_DIR");
     if (!timeline_ || !dir) return;
@@ -207,6 +211,11 @@ class Fused final : public Implementation {
       std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld\n", b, rel(r[kTlEntry]), rel(r[kTlSetup]),
                    rel(r[kTlSetupBarrier]), rel(r[kTlExit]));
     }
+    // The statistics kernel's blocks (v82): entry as start, exit as end, from the same origin
+    // (the main kernel's first block entry; they start before it, so mostly negative).
+    const std::size_t pre0 = blocks0 + kTimelineBlockWords * static_cast<std::size_t>(grid_);
+    for (int b = 0; b < prestats_blocks_; ++b)
+      std::fprintf(f, "-1,prestats,0,0,0,0,%d,%lld,-1,-1,-1,%lld\n", b, rel(h[pre0 + 2 * b]), rel(h[pre0 + 2 * b + 1]));
     std::fclose(f);
   }
 
@@ -216,6 +225,7 @@ class Fused final : public Implementation {
   int grid_ = 0;
   void *items_ = nullptr, *partials_ = nullptr, *stats_ = nullptr, *counters_ = nullptr, *timeline_ = nullptr;
   std::size_t timeline_words_ = 0;
+  int prestats_blocks_ = 0;  // the statistics kernel's blocks (timeline build: their stamps)
   bool programmatic_ = false;  // programmatic dependent launch (v82's statistics kernel first)
   bool twice_ = false;  // MTABENCH_FUSED_TIMELINE_TWICE (timeline build only)
   std::string timeline_name_;

@@ -77,11 +77,15 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   return blocks;
 }
 
+int prestats_blocks(const FusedParams& p) {
+  if (!p.prestats) return 0;
+  const long long warps = static_cast<long long>(p.B) * p.C * p.S;  // one a (batch, channel, row)
+  return static_cast<int>((warps * 32 + kPrestatsThreads - 1) / kPrestatsThreads);
+}
+
 void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream, bool programmatic) {
   if (p.prestats) {
-    const long long warps = static_cast<long long>(p.B) * p.C * p.S;
-    const int blocks = static_cast<int>((warps * 32 + kPrestatsThreads - 1) / kPrestatsThreads);
-    pick_prestats(dtype)<<<blocks, kPrestatsThreads, 0, stream>>>(p);
+    pick_prestats(dtype)<<<prestats_blocks(p), kPrestatsThreads, 0, stream>>>(p);
     MTABENCH_CUDA_CHECK_LAUNCH();
   }
   cudaLaunchConfig_t config{};

@@ -114,6 +114,9 @@ struct FusedParams {
   // Item timeline (a build with MTABENCH_FUSED_TIMELINE only, fused_common.cuh; else null and
   // never read): kTimelineWords per ticket, then kTimelineBlockWords per block, %globaltimer ns.
   unsigned long long* timeline;
+  // The statistics kernel's blocks (v82, timeline build only; else null): entry and exit, two
+  // words a block.
+  unsigned long long* timeline_prestats;
 };
 
 }  // namespace mtabench::fused

@@ -7,6 +7,7 @@
 // main kernel is launched with programmatic stream serialization: its blocks may start (and do
 // their set-up) while this grid runs, and wait in griddepcontrol.wait for its completion before
 // they take a ticket (fused_kernel.cuh), which orders every store here before their loads.
+// The timeline build stamps each block's entry and exit (tools/fused_timeline.py reports them).
 #include "impls/fused/fused_stats.cuh"
 
 namespace mtabench::fused {
@@ -21,24 +22,32 @@ __global__ void __launch_bounds__(kPrestatsThreads) fused_prestats_kernel(const 
 #endif
   // fp32 vectors are 32 bytes (8 registers): half as many in flight.
   constexpr int NV = sizeof(T) == 2 ? 8 : 4;
+#if MTABENCH_FUSED_TIMELINE
+  if (threadIdx.x == 0 && p.timeline_prestats) p.timeline_prestats[2 * blockIdx.x] = globaltimer_ns();
+#endif
   const long long unit = (static_cast<long long>(blockIdx.x) * kPrestatsThreads + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
   if (blockIdx.x == 0)
     for (int e = threadIdx.x; e < p.B * p.Q; e += kPrestatsThreads) p.band_ready[e] = 1u;
-  if (unit >= static_cast<long long>(p.B) * p.C * p.S) return;
-  // unit -> (b, c, i), rows from the last: the long rows first, the short ones fill the end.
-  const long long i = p.S - 1 - unit % p.S;
-  const long long bc = unit / p.S;
-  const int c = static_cast<int>(bc % p.C), b = static_cast<int>(bc / p.C);
-  const T* row = static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S;
-  float2 ml = make_float2(-INFINITY, 0.f);
-  #pragma unroll 1
-  for (long long e = lane * 8; e <= i; e += 256 * NV) {
-    const float2 f = load_fold<T, NV>(row, e, 256, i + 1);
-    combine_nb(ml.x, ml.y, f.x, f.y);
+  if (unit < static_cast<long long>(p.B) * p.C * p.S) {
+    // unit -> (b, c, i), rows from the last: the long rows first, the short ones fill the end.
+    const long long i = p.S - 1 - unit % p.S;
+    const long long bc = unit / p.S;
+    const int c = static_cast<int>(bc % p.C), b = static_cast<int>(bc / p.C);
+    const T* row = static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S;
+    float2 ml = make_float2(-INFINITY, 0.f);
+    #pragma unroll 1
+    for (long long e = lane * 8; e <= i; e += 256 * NV) {
+      const float2 f = load_fold<T, NV>(row, e, 256, i + 1);
+      combine_nb(ml.x, ml.y, f.x, f.y);
+    }
+    ml = reduce_lanes(ml, 32);
+    if (lane == 0) p.stats[stats_index(p, b, i, c)] = make_float2(ml.x, 1.f / ml.y);
   }
-  ml = reduce_lanes(ml, 32);
-  if (lane == 0) p.stats[stats_index(p, b, i, c)] = make_float2(ml.x, 1.f / ml.y);
+#if MTABENCH_FUSED_TIMELINE
+  __syncthreads();  // the block's exit: all of its warps done
+  if (threadIdx.x == 0 && p.timeline_prestats) p.timeline_prestats[2 * blockIdx.x + 1] = globaltimer_ns();
+#endif
 }
 
 }  // namespace mtabench::fused

@@ -2,7 +2,7 @@
 """tools/fused_timeline.py on a made-up timeline whose answers are known: two blocks over 10 us;
 block 0 runs a stats item (0-2 us) then a conv item (3-9 us, phases 1/2/2/1 us), block 1 a zero
 item (1-3 us) then a conv item (4-8 us, no phase stamps); one ticket never stamped; block 1 alone
-has start-up stamps. Checks the span, the start-up line, the first conv start, the latencies,
+has start-up stamps; two blocks of v82's statistics kernel before them. Checks the span, the start-up line, the first conv start, the latencies,
 the phases, the gaps between a block's items, the slot time, the tail and one bin; and that a
 file without stamps is an error, not a report.
 Usage: fused_timeline_test.py TOOLS/fused_timeline.py"""
@@ -24,7 +24,11 @@ ROWS = [
 BLOCKS = [(0, 0, -1, -1, 10 * US), (1, 500, 700, 800, 9 * US)]
 
 
-def write(path, rows, blocks):
+# The statistics kernel's blocks (block, entry, exit), before the main kernel's first entry.
+PRESTATS = [(0, -3 * US, -2 * US), (1, -2500, -1 * US)]
+
+
+def write(path, rows, blocks, prestats=()):
     with open(path, "w") as f:
         f.write("# mma R=8 TJ=128 made-up grid=2\n")
         f.write("ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end\n")
@@ -32,6 +36,8 @@ def write(path, rows, blocks):
             f.write(",".join(str(x) for x in r) + "\n")
         for b, s, setup, barrier, e in blocks:
             f.write(f"-1,block,0,0,0,0,{b},{s},{setup},{barrier},-1,{e}\n")
+        for b, s, e in prestats:
+            f.write(f"-1,prestats,0,0,0,0,{b},{s},-1,-1,-1,{e}\n")
 
 
 def run(tool, path, *extra):
@@ -49,8 +55,12 @@ def main():
 
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "t.csv")
-        write(path, ROWS, BLOCKS)
+        write(path, ROWS, BLOCKS, PRESTATS)
         rc, out = run(tool, path, "--bins", "5")
+        # The statistics kernel's rows are reported apart and counted in nothing else (the
+        # checks below are the figures without them): -3 to -1 us, block times 1.0 and 1.5 us.
+        expect("statistics kernel: 2 blocks from -3.00 to -1.00 us (block time median 1.50)" in out,
+               "the statistics kernel's line", out)
         expect(rc == 0, f"exit status {rc} on a good file", out)
         expect("launch span (first block entry to last block exit): 10.00 us; 4 items stamped, 1 NOT stamped" in out,
                "span and the unstamped ticket", out)
