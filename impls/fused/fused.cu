@@ -1,6 +1,7 @@
-// The `fused` implementation: one launch of the kernel in fused_kernel.cuh. Everything that can
+// The `fused` implementation: one launch of the kernel in fused_kernel.cuh (where the plan says
+// p.prestats, the statistics kernel of fused_prestats.cuh just before it). Everything that can
 // be decided per workload (tiling, work order, scratch, occupancy) is decided in initialize();
-// run() is one kernel launch on the harness's stream.
+// run() only launches, on the harness's stream.
 #include "harness/cuda_check.h"
 #include "harness/device.h"
 #include "impls/fused/fused.h"

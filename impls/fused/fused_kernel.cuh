@@ -1,6 +1,8 @@
 #pragma once
-// The fused multi-token-attention kernel (device code). One launch; each block takes work items
-// in order (a ticket counter), so an item may wait only on earlier items:
+// The fused multi-token-attention kernel (device code). One launch (v82: after the statistics
+// kernel of fused_prestats.cuh where the plan says p.prestats, and then with no stats items);
+// each block takes work items in order (a ticket counter), so an item may wait only on earlier
+// items:
 //   stats item (b, band, chunk): max and sum of exp over a column chunk of the band's rows, all
 //       channels; the last chunk of a band to finish merges them into the band's row statistics
 //       and raises the band's ready flag.
