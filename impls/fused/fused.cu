@@ -41,10 +41,11 @@ class Fused final : public Implementation {
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
-    i.description = "one kernel: in-order work items (row statistics, then probability tiles contracted on tensor cores "
-                    "(bf16/fp16: mma.sync, with ldmatrix fragments above 4 heads out, or wgmma on sm_90a for heads_in a "
-                    "multiple of 16, warp-specialised at k 5 and 7 with 25-32 heads out) or fp32 FMA), scores read "
-                    "once from DRAM, y written once";
+    i.description = "one work-queue kernel: in-order work items (row statistics, then probability tiles contracted on "
+                    "tensor cores (bf16/fp16: mma.sync, with ldmatrix fragments above 4 heads out, or wgmma on sm_90a for "
+                    "heads_in a multiple of 16, warp-specialised at k 5 and 7 with 25-32 heads out) or fp32 FMA), the tiles "
+                    "re-reading the scores, y written once; up to seq 1024 on the fp32 and ldmatrix paths the row "
+                    "statistics are a kernel of their own launched just before it";
     return i;
   }
 
