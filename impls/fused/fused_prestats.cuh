@@ -34,14 +34,7 @@ __global__ void __launch_bounds__(kPrestatsThreads) fused_prestats_kernel(const 
     const long long i = p.S - 1 - unit % p.S;
     const long long bc = unit / p.S;
     const int c = static_cast<int>(bc % p.C), b = static_cast<int>(bc / p.C);
-    const T* row = static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S;
-    float2 ml = make_float2(-INFINITY, 0.f);
-    #pragma unroll 1
-    for (long long e = lane * 8; e <= i; e += 256 * NV) {
-      const float2 f = load_fold<T, NV>(row, e, 256, i + 1);
-      combine_nb(ml.x, ml.y, f.x, f.y);
-    }
-    ml = reduce_lanes(ml, 32);
+    const float2 ml = row_stats<T, NV>(static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S, 0, i + 1);
     if (lane == 0) p.stats[stats_index(p, b, i, c)] = make_float2(ml.x, 1.f / ml.y);
   }
 #if MTABENCH_FUSED_TIMELINE

@@ -107,14 +107,16 @@ __device__ __forceinline__ float2 reduce_lanes(float2 ml, int L) {
   return ml;
 }
 
-// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp (local statistics, small seq).
-// Returned by value: v3's reference parameters put them in local memory around the call.
-template <class T>
+// Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp, NV vectors of eight columns a
+// lane in flight (local statistics, small seq: 2; v82's statistics kernel, fused_prestats.cuh:
+// 8, or 4 for fp32). Returned by value: v3's reference parameters put them in local memory
+// around the call.
+template <class T, int NV = 2>
 __device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c1) {
   const int lane = threadIdx.x & 31;
   float m = -INFINITY, l = 0.f;
-  for (long long e = c0 + lane * 8; e < c1; e += 512) {
-    const float2 f = load_fold<T, 2>(row, e, 256, c1);
+  for (long long e = c0 + lane * 8; e < c1; e += 256 * NV) {
+    const float2 f = load_fold<T, NV>(row, e, 256, c1);
     combine_nb(m, l, f.x, f.y);
   }
   return reduce_lanes(make_float2(m, l), 32);
