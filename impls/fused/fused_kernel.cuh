@@ -175,6 +175,9 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
     default: {
+      // v83: a barrier, as the other items have, between the last thread's write of next_taken
+      // (the item loop) and the other threads' speculative reads of it after the item.
+      __syncthreads();
       const long long last = min(static_cast<long long>(it.z + 1) * p.R, p.S);
       zero_item<T, NTHR>(p, it.y, it.z, it.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
       break;
@@ -235,16 +238,18 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   // hide behind it. Tickets are taken in order and an item only waits on smaller tickets, whose
   // holders are running: no deadlock. The last thread takes them (v10): thread 0's warp polls
   // ready flags at an item's start, and the ticket's round trip delayed its polls (v7).
+  // v83: only while more than a grid of items follow this one. In the last wave a ticket taken
+  // ahead waits for this item to end while other blocks run dry: the item timeline (seq 512,
+  // one block per item) had blocks that finished their set-up first holding two items, the
+  // second starting ~5 us late, and half the blocks none. There the next ticket is taken when
+  // this item ends, by whichever block is free first.
   __shared__ int4 next_item;  // x < 0: no items left
-#if MTABENCH_FUSED_TIMELINE
-  __shared__ unsigned next_ticket;
-#endif
+  __shared__ unsigned next_ticket;  // next_item's ticket
+  __shared__ int next_taken;        // the last thread took the next ticket during this item
   const auto take_next = [&p] {
     const unsigned t = atomicAdd(p.ticket, 1u);
     next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
-#if MTABENCH_FUSED_TIMELINE
     next_ticket = t;
-#endif
   };
   if (threadIdx.x == NTHR - 1) take_next();
   __syncthreads();
@@ -261,8 +266,12 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
 #endif
     __syncthreads();
     if (cur.x < 0) break;
-    if (threadIdx.x == NTHR - 1) take_next();
+    if (threadIdx.x == NTHR - 1) {
+      next_taken = next_ticket + gridDim.x < static_cast<unsigned>(p.n_items);
+      if (next_taken) take_next();
+    }
     run_item<T, MMA, NT, KT, NARROW, WG, NTHR>(p, smem, cur);
+    if (threadIdx.x == NTHR - 1 && !next_taken) take_next();
     __syncthreads();
     timeline_mark(kTlEnd);
   }
