@@ -238,20 +238,27 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
   // hide behind it. Tickets are taken in order and an item only waits on smaller tickets, whose
   // holders are running: no deadlock. The last thread takes them (v10): thread 0's warp polls
   // ready flags at an item's start, and the ticket's round trip delayed its polls (v7).
-  // v83: only while more than a grid of items follow this one. In the last wave a ticket taken
-  // ahead waits for this item to end while other blocks run dry: the item timeline (seq 512,
-  // one block per item) had blocks that finished their set-up first holding two items, the
-  // second starting ~5 us late, and half the blocks none. There the next ticket is taken when
-  // this item ends, by whichever block is free first.
+  // v83: only below p.early_tickets (the plan's: while more than a grid of items follow this
+  // one). In the last wave a ticket taken ahead waits for this item to end while other blocks
+  // run dry: the item timeline (seq 512) had blocks that finished their set-up first holding
+  // two items, the second starting ~5 us late, and others none. There the next ticket is taken
+  // when this item ends, by whichever block is free first.
   __shared__ int4 next_item;  // x < 0: no items left
   __shared__ unsigned next_ticket;  // next_item's ticket
   __shared__ int next_taken;        // the last thread took the next ticket during this item
+  // p.early_tickets, copied to shared memory once and read from there at each item: compared
+  // with the parameter directly, the few-heads instance spilled 92/144 bytes (v83: 40/40; this
+  // way 44/52, main's v82 48/56).
+  __shared__ unsigned early_tickets;
   const auto take_next = [&p] {
     const unsigned t = atomicAdd(p.ticket, 1u);
     next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
     next_ticket = t;
   };
-  if (threadIdx.x == NTHR - 1) take_next();
+  if (threadIdx.x == NTHR - 1) {
+    early_tickets = static_cast<unsigned>(p.early_tickets);
+    take_next();
+  }
   __syncthreads();
   for (;;) {
     const int4 cur = next_item;
@@ -267,7 +274,7 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
     __syncthreads();
     if (cur.x < 0) break;
     if (threadIdx.x == NTHR - 1) {
-      next_taken = next_ticket + gridDim.x < static_cast<unsigned>(p.n_items);
+      next_taken = next_ticket < early_tickets;
       if (next_taken) take_next();
     }
     run_item<T, MMA, NT, KT, NARROW, WG, NTHR>(p, smem, cur);

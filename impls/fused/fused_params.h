@@ -117,6 +117,9 @@ struct FusedParams {
   // The statistics kernel's blocks (v82, timeline build only; else null): entry and exit, two
   // words a block.
   unsigned long long* timeline_prestats;
+  // v83: while an item's ticket is below this, its block takes the next ticket during the item;
+  // from here on (the last wave), after it (fused_kernel.cuh; fused_plan.cpp says when).
+  int early_tickets;
 };
 
 }  // namespace mtabench::fused

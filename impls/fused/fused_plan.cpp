@@ -334,6 +334,13 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     plan.items.push_back(tiles[k]);
   }
   p.n_items = static_cast<int>(plan.items.size());
+  // v83: the last wave's tickets (the last `window` items) are taken when an item ends, by
+  // whichever block is free first, not ahead by blocks still busy (fused_kernel.cuh): seq 1024
+  // -4.0..-4.7%, 2048-8192 -0.9..-1.7% (JOURNAL.md v83). Not with the statistics kernel (no item
+  // waits on another; the late ticket's round trip cost fp32 seq 1024 +1.3..+1.6% and heads
+  // 8/12 at seq 777 +1.0..+1.2%) nor with a single wave (seq 512: +4.6..+5.9%, the cause not
+  // established), two calls each.
+  p.early_tickets = p.prestats || p.n_items <= window ? p.n_items : p.n_items - window;
   p.nch_max = p.local_stats || p.prestats ? 0 : stats_chunks(p, p.Q - 1) * (p.CS / p.SEG);
   plan.partials_bytes = p.local_stats || p.prestats ? 0 : static_cast<std::size_t>(p.B) * p.S * p.C * p.nch_max * 8;
   plan.stats_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.C * p.S * 8;

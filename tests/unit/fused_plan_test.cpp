@@ -472,6 +472,24 @@ TEST(FusedPlan, StatisticsLeadTheirFirstTileByFourWindows) {
   EXPECT_GT(checked, 100);
 }
 
+// v83: the block holding an item takes the next ticket during it only below early_tickets; the
+// last wave's tickets (the last `window` items) are taken when an item ends, except with the
+// statistics kernel (no item waits on another) or a single wave (measured slower at seq 512).
+TEST(FusedPlan, LastWaveTicketsAreTakenLate) {
+  const int optin = 227 * 1024;
+  const FusedPlan many = make_plan(shape(3, 4096, 2, 4, 4, DType::bf16), optin, 100);
+  ASSERT_FALSE(many.p.prestats);
+  ASSERT_GT(many.p.n_items, 100);
+  EXPECT_EQ(many.p.early_tickets, many.p.n_items - 100);
+  const FusedPlan one_wave = make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin, 100000);
+  ASSERT_LE(one_wave.p.n_items, 100000);
+  EXPECT_EQ(one_wave.p.early_tickets, one_wave.p.n_items);
+  const FusedPlan prestats = make_plan(shape(3, 1024, 2, 4, 4, DType::fp32), optin, 100);
+  ASSERT_TRUE(prestats.p.prestats);
+  ASSERT_GT(prestats.p.n_items, 100);
+  EXPECT_EQ(prestats.p.early_tickets, prestats.p.n_items);
+}
+
 // v75: zero chunks (y stores only) are spread evenly among the conv tiles, so their DRAM writes
 // do not pile up in the first half of the run (band order put 74-87% of them before half of the
 // tiles at seq 2048-8192). v81: except the last min(zeros / 2, window / 4), kept for the end,
