@@ -2,9 +2,10 @@
 """tools/fused_timeline.py on a made-up timeline whose answers are known: two blocks over 10 us;
 block 0 runs a stats item (0-2 us) then a conv item (3-9 us, phases 1/2/2/1 us), block 1 a zero
 item (1-3 us) then a conv item (4-8 us, no phase stamps); one ticket never stamped; block 1 alone
-has start-up stamps; two blocks of v82's statistics kernel before them. Checks the span, the start-up line, the first conv start, the latencies,
-the phases, the gaps between a block's items, the slot time, the tail and one bin; and that a
-file without stamps is an error, not a report.
+has start-up stamps; two blocks of v82's statistics kernel before them. Checks the statistics
+kernel's line, the span, the start-up line, the first conv start, the latencies, the phases, the
+gaps between a block's items, the slot time, the tail and one bin; and that a file without stamps
+is an error, not a report.
 Usage: fused_timeline_test.py TOOLS/fused_timeline.py"""
 import os
 import subprocess
