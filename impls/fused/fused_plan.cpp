@@ -268,8 +268,12 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // flag), which one warp per whole row does in about one round trip. Measured (JOURNAL.md
   // v82): fp32 seq 1024 -7.1%, heads 8/12 at seq 777 (ldmatrix path) -1.0%, but the few-heads
   // tensor-core instance +11..+16% at seq 512-1024 (and +10.7% at seq 2048 with the bound at
-  // 2048), so not for it; nor for the warp-specialised kernel (its own entry, no wait there).
-  p.prestats = !p.local_stats && !p.ws && !(plan.mma && !p.ldsm) && p.S <= kPrestatsMaxSeq ? 1 : 0;
+  // 2048): its statistics kernel folded every lane's 64 values, most of them masked. v84 folds
+  // only the real ones and takes the few-heads instance too, v85r up to kPrestatsFewHeadsMaxSeq
+  // (seq 512 -6.8%, seq 1000-1024 +17..+18% above it). Not for the warp-specialised kernel (its
+  // own entry, no wait there).
+  const long long prestats_max = plan.mma && !p.ldsm ? kPrestatsFewHeadsMaxSeq : kPrestatsMaxSeq;
+  p.prestats = !p.local_stats && !p.ws && p.S <= prestats_max ? 1 : 0;
   if (!fits) {
     plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,
                                p.K, p.C, p.O);
@@ -339,8 +343,14 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // -4.0..-4.7%, 2048-8192 -0.9..-1.7% (JOURNAL.md v83). Not with the statistics kernel (no item
   // waits on another; the late ticket's round trip cost fp32 seq 1024 +1.3..+1.6% and heads
   // 8/12 at seq 777 +1.0..+1.2%) nor with a single wave (seq 512: +4.6..+5.9%, the cause not
-  // established), two calls each.
-  p.early_tickets = p.prestats || p.n_items <= window ? p.n_items : p.n_items - window;
+  // established), two calls each. v85: but a single wave with the statistics kernel takes every
+  // ticket late (none during an item): no item waits there, and with tickets taken ahead the
+  // blocks that started first held two items while later ones found none (seq 512 with v84's
+  // statistics kernel: 24.1 us ahead, 20.35 us late).
+  if (p.n_items <= window)
+    p.early_tickets = p.prestats ? 0 : p.n_items;
+  else
+    p.early_tickets = p.prestats ? p.n_items : p.n_items - window;
   p.nch_max = p.local_stats || p.prestats ? 0 : stats_chunks(p, p.Q - 1) * (p.CS / p.SEG);
   plan.partials_bytes = p.local_stats || p.prestats ? 0 : static_cast<std::size_t>(p.B) * p.S * p.C * p.nch_max * 8;
   plan.stats_bytes = p.local_stats ? 0 : static_cast<std::size_t>(p.B) * p.C * p.S * 8;

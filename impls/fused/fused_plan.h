@@ -33,6 +33,9 @@ constexpr int kPlanWindow = 264, kLeadWindows = 4;
 constexpr int kFewPlanWindow = 2 * kPlanWindow;
 // v82: up to this seq the row statistics are a kernel of their own ahead of the main one (p.prestats).
 constexpr long long kPrestatsMaxSeq = 1024;
+// v85r: the few-heads tensor-core instance (the column interleave) only up to this seq: a single
+// wave of items there (seq 512 -6.8%); at seq 1000-1024 it lost 17-18% (JOURNAL.md v85).
+constexpr long long kPrestatsFewHeadsMaxSeq = 512;
 FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = kPlanWindow,
                     int lead_windows = kLeadWindows, bool wgmma_ok = false);
 

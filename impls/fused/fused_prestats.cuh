@@ -2,7 +2,7 @@
 // v82: the row statistics as a kernel of their own, launched right before the main kernel where
 // the plan says p.prestats (seq <= kPrestatsMaxSeq, fused_plan.h). One warp per (batch, row,
 // channel) folds the whole row's causal part [0, i] (NV vectors of eight columns a lane in
-// flight at once: one batch for a row of up to 2048 16-bit scores) and writes its (max, 1 / sum)
+// flight at once: one batch for a row of up to 1024 scores) and writes its (max, 1 / sum)
 // where the stats items' merge would (stats_index); block 0 raises every band's ready flag. The
 // main kernel is launched with programmatic stream serialization: its blocks may start (and do
 // their set-up) while this grid runs, and wait in griddepcontrol.wait for its completion before
@@ -14,14 +14,21 @@ namespace mtabench::fused {
 
 constexpr int kPrestatsThreads = 256;
 
+// v85: 16-bit scores fold 4 vectors a lane at a time (a row of up to 1024 in one batch) in at most
+// 32 registers, so 8 blocks (64 warps) fit an SM: seq 1024's 8192 warps (batch 2, heads 4) in one
+// wave. With 8 vectors the kernel took 64 registers, 4 blocks an SM, and two waves: its blocks
+// ran 3.3 us each, the grid 11.1 us (item timeline, twenty-third session).
 template <class T>
-__global__ void __launch_bounds__(kPrestatsThreads) fused_prestats_kernel(const FusedParams p) {
+constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
+
+template <class T>
+__global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T>) fused_prestats_kernel(const FusedParams p) {
 #if __CUDA_ARCH__ >= 900
   // Let the main kernel's blocks launch now: they need this grid only after their set-up.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-  // fp32 vectors are 32 bytes (8 registers): half as many in flight.
-  constexpr int NV = sizeof(T) == 2 ? 8 : 4;
+  // fp32 vectors are 32 bytes (8 registers).
+  constexpr int NV = 4;
 #if MTABENCH_FUSED_TIMELINE
   if (threadIdx.x == 0 && p.timeline_prestats) p.timeline_prestats[2 * blockIdx.x] = globaltimer_ns();
 #endif
@@ -34,7 +41,7 @@ __global__ void __launch_bounds__(kPrestatsThreads) fused_prestats_kernel(const 
     const long long i = p.S - 1 - unit % p.S;
     const long long bc = unit / p.S;
     const int c = static_cast<int>(bc % p.C), b = static_cast<int>(bc / p.C);
-    const float2 ml = row_stats<T, NV>(static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S, 0, i + 1);
+    const float2 ml = row_stats<T, NV, true>(static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S, 0, i + 1);
     if (lane == 0) p.stats[stats_index(p, b, i, c)] = make_float2(ml.x, 1.f / ml.y);
   }
 #if MTABENCH_FUSED_TIMELINE

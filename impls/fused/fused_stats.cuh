@@ -107,16 +107,62 @@ __device__ __forceinline__ float2 reduce_lanes(float2 ml, int L) {
   return ml;
 }
 
+// The (max, sum) of the valid ones among NV vectors of eight columns at e0, e0 + 256, ... of a
+// row whose columns end at c1, log2 domain. v84: a vector wholly past c1 is neither loaded nor
+// folded (load_fold folds all NV, its masked ones as -inf: at seq 1024 a lane's 64 values
+// for its ~16 real ones, 64 ex2 each, which made the statistics kernel ~10 us where its loads
+// need ~2; JOURNAL.md v82).
+template <class T, int NV>
+__device__ __forceinline__ float2 fold_valid(const T* row, long long e0, long long c1) {
+  Vec8<T> v[NV];
+  int n[NV];
+#pragma unroll
+  for (int k = 0; k < NV; ++k) {
+    const long long e = e0 + 256ll * k;
+    n[k] = static_cast<int>(max(min(c1 - e, 8ll), 0ll));
+    if (n[k] > 0) {
+      v[k] = load_vec8(row + e, e, c1);
+      mask_tail(v[k], n[k]);
+    }
+  }
+  // Values as floats: eight a vector (fp32: the vector's two words; 16-bit: four pairs).
+  const auto value = [&](int k, int q) {
+    if constexpr (sizeof(T) == 4) return reinterpret_cast<const float*>(&v[k])[q];
+    else {
+      const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[k])[q / 2]);
+      return q % 2 ? f.y : f.x;
+    }
+  };
+  float m = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < NV; ++k)
+    if (n[k] > 0)
+#pragma unroll
+      for (int q = 0; q < 8; ++q) m = fmaxf(m, value(k, q));
+  const float s = m == -INFINITY ? 0.f : m * kLog2e;
+  float l0 = 0.f, l1 = 0.f;  // two sums: half the chain of dependent adds
+#pragma unroll
+  for (int k = 0; k < NV; ++k)
+    if (n[k] > 0)
+#pragma unroll
+      for (int q = 0; q < 8; q += 2) {
+        l0 += ex2(fmaf(value(k, q), kLog2e, -s));
+        l1 += ex2(fmaf(value(k, q + 1), kLog2e, -s));
+      }
+  return make_float2(m == -INFINITY ? -INFINITY : s, l0 + l1);
+}
+
 // Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp, NV vectors of eight columns a
 // lane in flight (local statistics, small seq: 2; v82's statistics kernel, fused_prestats.cuh:
 // 8, or 4 for fp32). Returned by value: v3's reference parameters put them in local memory
-// around the call.
-template <class T, int NV = 2>
+// around the call. VALID (v84, the statistics kernel only): fold_valid instead of load_fold;
+// in the main kernels' local path it spilled more (few heads 48/56 -> 104/156 bytes).
+template <class T, int NV = 2, bool VALID = false>
 __device__ __noinline__ float2 row_stats(const T* row, long long c0, long long c1) {
   const int lane = threadIdx.x & 31;
   float m = -INFINITY, l = 0.f;
   for (long long e = c0 + lane * 8; e < c1; e += 256 * NV) {
-    const float2 f = load_fold<T, NV>(row, e, 256, c1);
+    const float2 f = VALID ? fold_valid<T, NV>(row, e, c1) : load_fold<T, NV>(row, e, 256, c1);
     combine_nb(m, l, f.x, f.y);
   }
   return reduce_lanes(make_float2(m, l), 32);

@@ -92,11 +92,12 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
     // of a 32-bit store fall in different banks (v7).
     EXPECT_EQ((p.yhp / 2) % 32, 8);
   }
-  // v82: the statistics kernel ahead of the main one up to kPrestatsMaxSeq, where the
-  // statistics are shared (not local) and the kernel is neither the warp-specialised one nor the
-  // few-heads tensor-core one (the column interleave, where it lost); then no partials are
-  // needed (the stats items' only).
-  EXPECT_EQ(p.prestats, !p.local_stats && !p.ws && !(plan.mma && !p.ldsm) && p.S <= kPrestatsMaxSeq ? 1 : 0);
+  // v82: the statistics kernel ahead of the main one up to kPrestatsMaxSeq (v85r: the few-heads
+  // tensor-core instance up to kPrestatsFewHeadsMaxSeq), where the statistics are shared (not
+  // local) and the kernel is not the warp-specialised one; then no partials are needed (the
+  // stats items' only).
+  const long long prestats_max = plan.mma && !p.ldsm ? kPrestatsFewHeadsMaxSeq : kPrestatsMaxSeq;
+  EXPECT_EQ(p.prestats, !p.local_stats && !p.ws && p.S <= prestats_max ? 1 : 0);
   if (p.prestats) EXPECT_EQ(plan.partials_bytes, 0u);
   // Columns covered per (b, band): conv tiles and zero chunks, exactly once.
   std::map<std::pair<int, int>, std::vector<int>> cover;
@@ -475,19 +476,39 @@ TEST(FusedPlan, StatisticsLeadTheirFirstTileByFourWindows) {
 // v83: the block holding an item takes the next ticket during it only below early_tickets; the
 // last wave's tickets (the last `window` items) are taken when an item ends, except with the
 // statistics kernel (no item waits on another) or a single wave (measured slower at seq 512).
+// v85: a single wave with the statistics kernel takes them all late.
 TEST(FusedPlan, LastWaveTicketsAreTakenLate) {
   const int optin = 227 * 1024;
   const FusedPlan many = make_plan(shape(3, 4096, 2, 4, 4, DType::bf16), optin, 100);
   ASSERT_FALSE(many.p.prestats);
   ASSERT_GT(many.p.n_items, 100);
   EXPECT_EQ(many.p.early_tickets, many.p.n_items - 100);
-  const FusedPlan one_wave = make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin, 100000);
+  const FusedPlan one_wave = make_plan(shape(3, 2048, 2, 4, 4, DType::bf16), optin, 100000);
+  ASSERT_FALSE(one_wave.p.prestats);
   ASSERT_LE(one_wave.p.n_items, 100000);
   EXPECT_EQ(one_wave.p.early_tickets, one_wave.p.n_items);
   const FusedPlan prestats = make_plan(shape(3, 1024, 2, 4, 4, DType::fp32), optin, 100);
   ASSERT_TRUE(prestats.p.prestats);
   ASSERT_GT(prestats.p.n_items, 100);
   EXPECT_EQ(prestats.p.early_tickets, prestats.p.n_items);
+  const FusedPlan prestats_one_wave = make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin, 100000);
+  ASSERT_TRUE(prestats_one_wave.p.prestats);
+  EXPECT_EQ(prestats_one_wave.p.early_tickets, 0);
+}
+
+// v85r: the few-heads tensor-core instance takes the statistics kernel up to seq 512 (one wave of
+// items), the other paths up to 1024.
+TEST(FusedPlan, StatisticsKernelBoundsByPath) {
+  const int optin = 227 * 1024;
+  const FusedPlan few512 = make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin);
+  const FusedPlan few1024 = make_plan(shape(3, 1024, 2, 4, 4, DType::bf16), optin);
+  ASSERT_TRUE(few512.mma && !few512.p.ldsm);
+  ASSERT_TRUE(few1024.mma && !few1024.p.ldsm);
+  EXPECT_TRUE(few512.p.prestats);
+  EXPECT_FALSE(few1024.p.prestats);
+  EXPECT_TRUE(make_plan(shape(3, 1024, 2, 4, 4, DType::fp32), optin).p.prestats);
+  EXPECT_TRUE(make_plan(shape(5, 777, 3, 8, 12, DType::fp16), optin).p.prestats);
+  EXPECT_FALSE(make_plan(shape(3, 1025, 2, 4, 4, DType::fp32), optin).p.prestats);
 }
 
 // v75: zero chunks (y stores only) are spread evenly among the conv tiles, so their DRAM writes
