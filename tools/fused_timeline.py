@@ -7,7 +7,8 @@ conv items) by phase, how busy the blocks' slots were over the launch (in bins),
 All times are %globaltimer ns from the first block's entry, stamped by thread 0 of each block
 after a barrier; they come from the last launch of the run (a timed sample, after an L2 flush).
 Where the plan has v82's statistics kernel (prestats=1), its blocks' entry and exit are rows of
-type "prestats", from the same origin (before it: negative).
+type "prestats", from the same origin (before it: negative); the report says how many of the
+main kernel's blocks entered while it ran.
 
 Usage: tools/fused_timeline.py CSV [CSV ...] [--bins N]
 """
@@ -69,6 +70,12 @@ def report(path, bins, out):
     if pre:
         p(f"statistics kernel: {len(pre)} blocks from {us(min(b['start'] for b in pre)):.2f} to "
           f"{us(max(b['end'] for b in pre)):.2f} us (block time median {us(pct([b['end'] - b['start'] for b in pre], .5)):.2f})")
+        # Whether the main kernel's blocks really entered beside it (programmatic dependent launch):
+        # v86's did not, none before the first statistics block left, because an SM changes its
+        # L1 / shared-memory split only while idle (JOURNAL.md v86-v88).
+        first_exit, last_exit = min(b["end"] for b in pre), max(b["end"] for b in pre)
+        p(f"main blocks entered while the statistics kernel ran: {sum(e < last_exit for e in entries)} of {grid} "
+          f"(before its first block's exit: {sum(e < first_exit for e in entries)})")
     # Start-up stamps of the blocks (entry, thread 0's set-up done, the set-up's barrier): in the
     # 'stats' and 'fill' columns of the block rows; -1 in timelines written before they existed.
     firsts = {}

@@ -3,9 +3,9 @@
 block 0 runs a stats item (0-2 us) then a conv item (3-9 us, phases 1/2/2/1 us), block 1 a zero
 item (1-3 us) then a conv item (4-8 us, no phase stamps); one ticket never stamped; block 1 alone
 has start-up stamps; two blocks of v82's statistics kernel before them. Checks the statistics
-kernel's line, the span, the start-up line, the first conv start, the latencies, the phases, the
-gaps between a block's items, the slot time, the tail and one bin; and that a file without stamps
-is an error, not a report.
+kernel's lines (and, in a second file, main blocks entering beside it), the span, the start-up
+line, the first conv start, the latencies, the phases, the gaps between a block's items, the slot
+time, the tail and one bin; and that a file without stamps is an error, not a report.
 Usage: fused_timeline_test.py TOOLS/fused_timeline.py"""
 import os
 import subprocess
@@ -62,6 +62,8 @@ def main():
         # checks below are the figures without them): -3 to -1 us, block times 1.0 and 1.5 us.
         expect("statistics kernel: 2 blocks from -3.00 to -1.00 us (block time median 1.50)" in out,
                "the statistics kernel's line", out)
+        expect("main blocks entered while the statistics kernel ran: 0 of 2 (before its first block's exit: 0)" in out,
+               "no main block beside the statistics kernel", out)
         expect(rc == 0, f"exit status {rc} on a good file", out)
         expect("launch span (first block entry to last block exit): 10.00 us; 4 items stamped, 1 NOT stamped" in out,
                "span and the unstamped ticket", out)
@@ -85,6 +87,14 @@ def main():
                "tail", out)
         # Bin 0 (0-2 us): stats 2 us, zero 1 us of 2 x 2 us: 75% all, 50% stats, 25% zero.
         expect("    0     0.00  75.0%   50.0%   0.0%  25.0%" in out, "first bin", out)
+
+        # Statistics blocks leaving at 0.2 and 1.0 us: block 0 (entry 0) came in before the first
+        # exit, block 1 (0.5) before the last.
+        overlap = os.path.join(d, "overlap.csv")
+        write(overlap, ROWS, BLOCKS, [(0, -3 * US, 200), (1, -2500, 1 * US)])
+        rc, out = run(tool, overlap)
+        expect("main blocks entered while the statistics kernel ran: 2 of 2 (before its first block's exit: 1)" in out,
+               "main blocks beside the statistics kernel", out)
 
         empty = os.path.join(d, "empty.csv")
         write(empty, [(0, "conv", 0, 0, 0, 0, 0, -1, -1, -1, -1, -1)], BLOCKS)
