@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where one instance file's kernels spill: compiles impls/fused/instances/NAME.cu for sm_90a as
 # the build does, with -lineinfo, disassembles it with nvdisasm -gi and lists every STL/LDL of
-# the kernels matching KERNEL_RE with its source line (tools/spill_sites.py). Runs where nvcc
+# the kernels matching KERNEL_RE with its source line (tools/spill_sites.py; an STL of a value
+# straight from a global load, which waits for the load, is marked "<- LDG"). Runs where nvcc
 # is (no GPU needed); the companion of tools/instance-spills.sh (how many bytes) for where.
 # nvdisasm: $NVDISASM, else PATH, else the CUDA install's bin; where the toolkit lacks it, the
 # `nvidia-cuda-nvdisasm` wheel has it (pip download it, unzip, point NVDISASM at its bin/nvdisasm).

@@ -7,10 +7,18 @@ whether a spill costs anything (once an item at a phase's start, or in a loop th
 JOURNAL.md v73: the few-heads instance's 26 spill instructions were all outside the stats items'
 batch loop. The listing needs line information (compile with -lineinfo; tools/spill-sites.sh).
 
+An STL that stores a register holding a value straight from a global load is marked
+"<- LDG /*ADDR*/": the store waits for that load, so loads meant to be in flight together go one
+round trip after another (JOURNAL.md v88: the statistics kernel at 32 registers spilled each
+loaded vector so, ~3 us a row). Found by walking back in address order (not control flow) to the
+register's last writer, passing over writers that also read it (masking PRMTs, predicated
+updates); a heuristic, for reading the listing, not a proof.
+
 Usage: spill_sites.py LISTING [--kernel REGEX]
 One block per kernel whose demangled name (c++filt where it is on PATH) matches REGEX (default:
 every kernel): its STL/LDL in address order, each with its innermost source line and the line
-it was inlined at, then the count per source line. Exit status 2 when no kernel matches.
+it was inlined at, then the count per source line and of STLs of loaded values. Exit status 2
+when no kernel matches.
 """
 import argparse
 import os
@@ -24,6 +32,47 @@ from ptxas_spills import demangle  # noqa: E402  (the same short names as ptxas_
 SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 LINE = re.compile(r'//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?')
 SPILL = re.compile(r"/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?((?:STL|LDL)(?:\.[\w.]+)?)\s+([^;]*);")
+INSN = re.compile(r"/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)\s*([^;]*);")
+REG = re.compile(r"^R(\d+)$")
+NO_DEST = ("ST", "RED", "BRA", "BAR", "CALL", "RET", "EXIT", "ISETP", "FSETP", "CCTL", "WARPSYNC", "BSYNC", "BSSY")
+WALK_BACK = 200  # instructions searched for a register's last writer
+
+
+def width(opcode):
+    return 4 if ".128" in opcode else 2 if ".64" in opcode else 1
+
+
+def written(opcode, operands):
+    """The registers an instruction writes: its first operand, where that is a register."""
+    if opcode.startswith(NO_DEST):
+        return []
+    m = REG.match(operands.split(",")[0].strip())
+    return list(range(int(m.group(1)), int(m.group(1)) + width(opcode))) if m else []
+
+
+def loaded_stores(insns):
+    """{STL address: LDG address} for the STLs that store a register last written by a global load."""
+    found = {}
+    for k, (addr, op, args) in enumerate(insns):
+        if not op.startswith("STL"):
+            continue
+        m = re.search(r"\],\s*R(\d+)", args)
+        if not m:
+            continue
+        for r in range(int(m.group(1)), int(m.group(1)) + width(op)):
+            for j in range(k - 1, max(-1, k - 1 - WALK_BACK), -1):
+                a2, op2, args2 = insns[j]
+                if r not in written(op2, args2):
+                    continue
+                if op2.startswith("LDG"):
+                    found[addr] = a2
+                    break
+                if re.search(rf"\bR{r}\b", args2.split(",", 1)[1] if "," in args2 else ""):
+                    continue  # it reads r too: an update of the value, not a new one
+                break
+            if addr in found:
+                break
+    return found
 
 
 def short_path(path):
@@ -34,12 +83,13 @@ def short_path(path):
 
 
 def parse(path):
-    """{mangled kernel: [(address, opcode, operands, 'file:line', 'inlined at file:line' or '')]}.
+    """{mangled kernel: [(address, opcode, operands, 'file:line', 'inlined at file:line' or '')]} and
+    {mangled kernel: [(address, opcode, operands)] of every instruction}.
 
     nvdisasm -gi puts before an instruction a group of '//## File' comments when its source
     position changes: the first names the innermost line (with the line it was inlined at); the
     position holds for the instructions after it until the next group."""
-    kernels, kernel, where = {}, None, ("?", "")
+    kernels, insns, kernel, where = {}, {}, None, ("?", "")
     prev_was_line = False
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -47,6 +97,7 @@ def parse(path):
             if m:
                 kernel = m.group(1)
                 kernels[kernel] = []
+                insns[kernel] = []
                 where = ("?", "")
                 prev_was_line = False
                 continue
@@ -58,11 +109,14 @@ def parse(path):
                 prev_was_line = True
                 continue
             prev_was_line = False
+            m = INSN.search(line)
+            if m and kernel is not None:
+                insns[kernel].append((m.group(1), m.group(2), re.sub(r"\s*\(\*.*?\*\)", "", m.group(3)).strip()))
             m = SPILL.search(line)
             if m and kernel is not None:
                 args = re.sub(r"\s*\(\*.*?\*\)", "", m.group(3)).strip()  # nvdisasm's (*"SpillRefill"*) notes
                 kernels[kernel].append((m.group(1), m.group(2), args, where[0], where[1]))
-    return kernels
+    return kernels, insns
 
 
 def main():
@@ -70,7 +124,7 @@ def main():
     ap.add_argument("listing", help="nvdisasm -gi -c output")
     ap.add_argument("--kernel", default="", help="regex on the demangled name")
     a = ap.parse_args()
-    kernels = parse(a.listing)
+    kernels, insns = parse(a.listing)
     pretty = demangle(sorted(kernels))
     watch = re.compile(a.kernel)
     chosen = [k for k in sorted(kernels) if watch.search(pretty[k])]
@@ -80,14 +134,17 @@ def main():
         return 2
     for k in chosen:
         sites = kernels[k]
+        loaded = loaded_stores(insns[k])
         stores = sum(1 for s in sites if s[1].startswith("STL"))
         print(f"{pretty[k]}: {len(sites)} spill instruction(s), {stores} STL, {len(sites) - stores} LDL")
         for addr, op, args, src, at in sites:
-            print(f"  /*{addr}*/ {op:<8} {args:<22} {src}" + (f"  (inlined at {at})" if at else ""))
+            print(f"  /*{addr}*/ {op:<8} {args:<22} {src}" + (f"  (inlined at {at})" if at else "")
+                  + (f"  <- LDG /*{loaded[addr]}*/" if addr in loaded else ""))
         if sites:
             print("  per source line:")
             for src, n in sorted(Counter(s[3] for s in sites).items(), key=lambda x: (-x[1], x[0])):
                 print(f"    {n:3d}  {src}")
+            print(f"  STLs of loaded values (each waits for its load): {len(loaded)}")
     return 0
 
 

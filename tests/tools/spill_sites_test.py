@@ -2,7 +2,9 @@
 """tools/spill_sites.py on a made-up `nvdisasm -gi -c` listing: each STL/LDL gets the innermost
 source line of the comment group before it (and the line it was inlined at), a position holds
 until the next group and not past its kernel's section, predicated spills and nvdisasm's notes
-are read, kernels are chosen by --kernel, and no match is exit status 2.
+are read, kernels are chosen by --kernel, and no match is exit status 2; an STL of a register
+that a global load wrote (through a masking update that reads it too) is marked with that load,
+and an STL of a computed register or of a load's register overwritten since is not.
 Usage: spill_sites_test.py TOOLS/spill_sites.py"""
 import os
 import re
@@ -12,6 +14,7 @@ import tempfile
 
 A = "_ZN8mtabench5fused12fused_kernelI13__nv_bfloat16Lb1ELi1ELi0ELb0ELb0EEEvNS0_11FusedParamsE"
 B = "_ZN8mtabench5fused18fused_small_kernelI13__nv_bfloat16Li3ELi1EEEvNS0_11SmallParamsE"
+C = "_ZN8mtabench5fused21fused_prestats_kernelI13__nv_bfloat16EEvNS0_11FusedParamsE"
 ROOT = "/src/./impls/fused/"
 
 LISTING = f"""\t.section\t.text.{A},"ax",@progbits
@@ -27,6 +30,14 @@ LISTING = f"""\t.section\t.text.{A},"ax",@progbits
         /*0000*/                   STL [R1], R5 ;
 \t//## File "{ROOT}fused_small.cuh", line 40
         /*0010*/                   LDS R6, [R7] ;
+	.section	.text.{C},"ax",@progbits
+        /*0000*/                   LDG.E.128 R4, desc[UR4][R2.64] ;
+        /*0010*/              @!P1 PRMT R5, R27, 0x7610, R5 ;
+        /*0020*/                   IMAD R6, R0, R1, RZ ;
+        /*0030*/                   STL [R1+0x4], R5 ;
+        /*0040*/                   STL [R1+0x8], R6 ;
+        /*0050*/                   STL.64 [R1+0x10], R6 ;
+        /*0060*/                   STL [R1+0x18], R7 ;
 """
 
 
@@ -65,13 +76,19 @@ def main():
     if rc != 0 or len(small) != 1 or small[0].rstrip().endswith(".cuh:169") or "?" not in small[0]:
         fails.append(f"every kernel: the small kernel's STL (before any line comment of its section) "
                      f"should have no position, not kernel A's last:\n{out}")
+    rc, out = run(tool, "prestats")
+    marked = {l.split()[0]: "<- LDG /*0000*/" in l for l in out.splitlines() if l.startswith("  /*")}
+    # 0030: R5 through the masking PRMT (which reads it); 0050: R7 of the pair; 0040: R6 computed.
+    if marked != {"/*0030*/": True, "/*0040*/": False, "/*0050*/": True, "/*0060*/": True} \
+            or "STLs of loaded values (each waits for its load): 3" not in out:
+        fails.append(f"STLs of loaded values: 0030, 0050 and 0060 marked, 0040 not, 3 counted:\n{out}")
     rc, out = run(tool, "no_such_kernel")
     if rc != 2:
         fails.append(f"no matching kernel: exit {rc}, wanted 2\n{out}")
     if fails:
         print("\n".join(fails))
         return 1
-    print("spill_sites.py: 4 runs as expected")
+    print("spill_sites.py: 5 runs as expected")
     return 0
 
 
