@@ -31,7 +31,6 @@ from ptxas_spills import demangle  # noqa: E402  (the same short names as ptxas_
 
 SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 LINE = re.compile(r'//## File "([^"]+)", line (\d+)(?: inlined at "([^"]+)", line (\d+))?')
-SPILL = re.compile(r"/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?((?:STL|LDL)(?:\.[\w.]+)?)\s+([^;]*);")
 INSN = re.compile(r"/\*([0-9a-f]+)\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)\s*([^;]*);")
 REG = re.compile(r"^R(\d+)$")
 NO_DEST = ("ST", "RED", "BRA", "BAR", "CALL", "RET", "EXIT", "ISETP", "FSETP", "CCTL", "WARPSYNC", "BSYNC", "BSSY")
@@ -111,11 +110,11 @@ def parse(path):
             prev_was_line = False
             m = INSN.search(line)
             if m and kernel is not None:
-                insns[kernel].append((m.group(1), m.group(2), re.sub(r"\s*\(\*.*?\*\)", "", m.group(3)).strip()))
-            m = SPILL.search(line)
-            if m and kernel is not None:
+                addr, op = m.group(1), m.group(2)
                 args = re.sub(r"\s*\(\*.*?\*\)", "", m.group(3)).strip()  # nvdisasm's (*"SpillRefill"*) notes
-                kernels[kernel].append((m.group(1), m.group(2), args, where[0], where[1]))
+                insns[kernel].append((addr, op, args))
+                if op.startswith(("STL", "LDL")):
+                    kernels[kernel].append((addr, op, args, where[0], where[1]))
     return kernels, insns
 
 
