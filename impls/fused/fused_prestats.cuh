@@ -17,7 +17,9 @@ constexpr int kPrestatsThreads = 256;
 // v85: 16-bit scores fold 4 vectors a lane at a time (a row of up to 1024 in one batch) in at most
 // 32 registers, so 8 blocks (64 warps) fit an SM: seq 1024's 8192 warps (batch 2, heads 4) in one
 // wave. With 8 vectors the kernel took 64 registers, 4 blocks an SM, and two waves: its blocks
-// ran 3.3 us each, the grid 11.1 us (item timeline, twenty-third session).
+// ran 3.3 us each, the grid 11.1 us (item timeline, twenty-third session). At 32 registers ptxas
+// spills each loaded vector right after its load, so a lane's loads go one after another
+// (JOURNAL.md v88; candidates/v89 has a fold without spills).
 template <class T>
 constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 

@@ -154,7 +154,7 @@ __device__ __forceinline__ float2 fold_valid(const T* row, long long e0, long lo
 
 // Max and sum of 2^(s*log2e - max) over row[c0, c1), one warp, NV vectors of eight columns a
 // lane in flight (local statistics, small seq: 2; v82's statistics kernel, fused_prestats.cuh:
-// 8, or 4 for fp32). Returned by value: v3's reference parameters put them in local memory
+// 4 since v85). Returned by value: v3's reference parameters put them in local memory
 // around the call. VALID (v84, the statistics kernel only): fold_valid instead of load_fold;
 // in the main kernels' local path it spilled more (few heads 48/56 -> 104/156 bytes).
 template <class T, int NV = 2, bool VALID = false>
