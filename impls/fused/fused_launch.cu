@@ -4,6 +4,7 @@
 #include "impls/fused/fused_prestats.cuh"
 #include "impls/fused/instances/instances.h"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -27,11 +28,19 @@ KernelFn pick(const FusedPlan& plan, DType dtype) {
   throw std::logic_error("fused: unknown dtype");
 }
 
-KernelFn pick_prestats(DType dtype) {
+// v89: rows of a multiple of 8 scores from a 16-byte aligned base are all 16-byte aligned, which
+// the 16-bit statistics kernel's lean fold needs (fused_prestats.cuh, row_stats_aligned); it
+// decodes its rows in 32 bits.
+bool prestats_aligned(const FusedParams& p) {
+  return p.S % 8 == 0 && (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0 &&
+         static_cast<long long>(p.B) * p.C * p.S < (1ll << 31);
+}
+
+KernelFn pick_prestats(DType dtype, bool aligned) {
   switch (dtype) {
-    case DType::bf16: return prestats_instance<__nv_bfloat16>();
-    case DType::fp16: return prestats_instance<__half>();
-    case DType::fp32: return prestats_instance<float>();
+    case DType::bf16: return prestats_instance<__nv_bfloat16>(aligned);
+    case DType::fp16: return prestats_instance<__half>(aligned);
+    case DType::fp32: return prestats_instance<float>(aligned);
   }
   throw std::logic_error("fused: unknown dtype");
 }
@@ -85,7 +94,7 @@ int prestats_blocks(const FusedParams& p) {
 
 void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream, bool programmatic) {
   if (p.prestats) {
-    pick_prestats(dtype)<<<prestats_blocks(p), kPrestatsThreads, 0, stream>>>(p);
+    pick_prestats(dtype, prestats_aligned(p))<<<prestats_blocks(p), kPrestatsThreads, 0, stream>>>(p);
     MTABENCH_CUDA_CHECK_LAUNCH();
   }
   cudaLaunchConfig_t config{};

@@ -34,8 +34,10 @@ constexpr int kFewPlanWindow = 2 * kPlanWindow;
 // v82: up to this seq the row statistics are a kernel of their own ahead of the main one (p.prestats).
 constexpr long long kPrestatsMaxSeq = 1024;
 // v85r: the few-heads tensor-core instance (the column interleave) only up to this seq: a single
-// wave of items there (seq 512 -6.8%); at seq 1000-1024 it lost 17-18% (JOURNAL.md v85).
-constexpr long long kPrestatsFewHeadsMaxSeq = 512;
+// wave of items there (seq 512 -6.8%); at seq 1000-1024 it lost 17-18% (JOURNAL.md v85), with
+// a fold whose loads went one round trip after another (spills at 32 registers, v88). v89: with
+// the lean fold (row_stats_aligned), up to 1024 again.
+constexpr long long kPrestatsFewHeadsMaxSeq = 1024;
 FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = kPlanWindow,
                     int lead_windows = kLeadWindows, bool wgmma_ok = false);
 

@@ -8,7 +8,10 @@
 // their set-up) while this grid runs, and wait in griddepcontrol.wait for its completion before
 // they take a ticket (fused_kernel.cuh), which orders every store here before their loads.
 // The timeline build stamps each block's entry and exit (tools/fused_timeline.py reports them).
+#include "impls/fused/fused_plan.h"
 #include "impls/fused/fused_stats.cuh"
+
+#include <type_traits>
 
 namespace mtabench::fused {
 
@@ -23,7 +26,37 @@ constexpr int kPrestatsThreads = 256;
 template <class T>
 constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 
+// v89: a whole causal row of up to 1024 16-bit scores, where the rows are 16-byte aligned (seq a
+// multiple of 8 and an aligned base): every vector that starts before the row's end is loaded
+// whole (its columns past the end are still the row's storage) and masked with -inf by words
+// afterwards, so the four loads need no scalar path. v88 showed why (JOURNAL.md): through
+// row_stats at 32 registers, ptxas spilled each loaded vector right after its load, which waits
+// for it, so a lane's four loads went one round trip after another.
 template <class T>
+__device__ __forceinline__ float2 row_stats_aligned(const T* row, int len) {
+  static_assert(sizeof(T) == 2, "16-bit scores only");
+  static_assert(kPrestatsMaxSeq <= 4 * 256, "four vectors a lane cover the longest row");
+  constexpr unsigned kNegInf = std::is_same_v<T, __half> ? 0xfc00u : 0xff80u;
+  const int lane = threadIdx.x & 31;
+  Vec8<T> v[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int n = len - (lane * 8 + 256 * k);  // this vector's columns before the row's end
+    v[k].w[0] = n > 0 ? *reinterpret_cast<const uint4*>(row + lane * 8 + 256 * k) : make_uint4(0u, 0u, 0u, 0u);
+    if (n < 8) {
+      unsigned* u = reinterpret_cast<unsigned*>(&v[k].w[0]);
+#pragma unroll
+      for (int w = 0; w < 4; ++w)
+        u[w] = 2 * w >= n ? kNegInf * 0x10001u : 2 * w + 1 >= n ? (u[w] & 0xffffu) | (kNegInf << 16) : u[w];
+    }
+  }
+  return reduce_lanes(fold_vecs<T, 4>(v), 32);
+}
+
+// ALIGNED (v89, 16-bit only): the launch saw 16-byte aligned rows (prestats_aligned,
+// fused_launch.cu), so every row takes row_stats_aligned; an instance of its own, so that the
+// generic path's call (and the spills around it) is not in its code.
+template <class T, bool ALIGNED = false>
 __global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T>) fused_prestats_kernel(const FusedParams p) {
 #if __CUDA_ARCH__ >= 900
   // Let the main kernel's blocks launch now: they need this grid only after their set-up.
@@ -38,7 +71,18 @@ __global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T>) fus
   const int lane = threadIdx.x & 31;
   if (blockIdx.x == 0)
     for (int e = threadIdx.x; e < p.B * p.Q; e += kPrestatsThreads) p.band_ready[e] = 1u;
-  if (unit < static_cast<long long>(p.B) * p.C * p.S) {
+  if constexpr (ALIGNED && sizeof(T) == 2) {
+    // 32-bit decode (prestats_aligned: B C S < 2^31): 64-bit divisions are calls whose saved
+    // registers spilled; the store's address is formed before the fold, two registers across it.
+    const unsigned u = static_cast<unsigned>(unit), S = static_cast<unsigned>(p.S);
+    if (u < static_cast<unsigned>(p.B) * p.C * S) {
+      const unsigned i = S - 1 - u % S, bc = u / S;
+      const T* row = static_cast<const T*>(p.scores) + (static_cast<long long>(bc) * S + i) * S;
+      float2* dst = p.stats + stats_index(p, static_cast<int>(bc / p.C), i, static_cast<int>(bc % p.C));
+      const float2 ml = row_stats_aligned<T>(row, static_cast<int>(i) + 1);
+      if (lane == 0) *dst = make_float2(ml.x, 1.f / ml.y);
+    }
+  } else if (unit < static_cast<long long>(p.B) * p.C * p.S) {
     // unit -> (b, c, i), rows from the last: the long rows first, the short ones fill the end.
     const long long i = p.S - 1 - unit % p.S;
     const long long bc = unit / p.S;

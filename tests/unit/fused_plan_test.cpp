@@ -505,7 +505,8 @@ TEST(FusedPlan, StatisticsKernelBoundsByPath) {
   ASSERT_TRUE(few512.mma && !few512.p.ldsm);
   ASSERT_TRUE(few1024.mma && !few1024.p.ldsm);
   EXPECT_TRUE(few512.p.prestats);
-  EXPECT_FALSE(few1024.p.prestats);
+  EXPECT_TRUE(few1024.p.prestats);
+  EXPECT_FALSE(make_plan(shape(3, 1025, 2, 4, 4, DType::bf16), optin).p.prestats);
   EXPECT_TRUE(make_plan(shape(3, 1024, 2, 4, 4, DType::fp32), optin).p.prestats);
   EXPECT_TRUE(make_plan(shape(5, 777, 3, 8, 12, DType::fp16), optin).p.prestats);
   EXPECT_FALSE(make_plan(shape(3, 1025, 2, 4, 4, DType::fp32), optin).p.prestats);

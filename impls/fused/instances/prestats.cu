@@ -4,11 +4,13 @@
 namespace mtabench::fused {
 
 template <class T>
-KernelFn prestats_instance() {
-  return fused_prestats_kernel<T>;
+KernelFn prestats_instance(bool aligned) {
+  if constexpr (sizeof(T) == 2)
+    if (aligned) return fused_prestats_kernel<T, true>;
+  return fused_prestats_kernel<T, false>;
 }
-template KernelFn prestats_instance<__nv_bfloat16>();
-template KernelFn prestats_instance<__half>();
-template KernelFn prestats_instance<float>();
+template KernelFn prestats_instance<__nv_bfloat16>(bool);
+template KernelFn prestats_instance<__half>(bool);
+template KernelFn prestats_instance<float>(bool);
 
 }  // namespace mtabench::fused
