@@ -81,6 +81,17 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   const KernelFn k = pick(plan, dtype);
   check_static_smem(reinterpret_cast<const void*>(k));
   MTABENCH_CUDA_CALL(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, plan.p.sm_total));
+  // v89: an SM re-splits L1 and shared memory only while idle, and the statistics kernel (no
+  // shared memory) got the split with the least, so the main kernel's blocks (which need it)
+  // entered an SM only after its statistics blocks had left: programmatic dependent launch
+  // never overlapped the two (v86's timeline). Asking for the most shared memory lets them in
+  // beside it, their set-up hidden: seq 512 -18.8% with the lean fold against -8.9% without
+  // (JOURNAL.md v89). Not for fp32: +2.8% at seq 1024 (its main kernel then runs with the least L1).
+  if (plan.p.prestats && dtype != DType::fp32)
+    for (bool aligned : {false, true})
+      MTABENCH_CUDA_CALL(cudaFuncSetAttribute(pick_prestats(dtype, aligned),
+                                              cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              cudaSharedmemCarveoutMaxShared));
   int blocks = 0;
   MTABENCH_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, plan.p.threads, plan.p.sm_total));
   return blocks;
