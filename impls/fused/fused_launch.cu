@@ -28,14 +28,6 @@ KernelFn pick(const FusedPlan& plan, DType dtype) {
   throw std::logic_error("fused: unknown dtype");
 }
 
-// v89: rows of a multiple of 8 scores from a 16-byte aligned base are all 16-byte aligned, which
-// the 16-bit statistics kernel's lean fold needs (fused_prestats.cuh, row_stats_aligned); it
-// decodes its rows in 32 bits.
-bool prestats_aligned(const FusedParams& p) {
-  return p.S % 8 == 0 && (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0 &&
-         static_cast<long long>(p.B) * p.C * p.S < (1ll << 31);
-}
-
 KernelFn pick_prestats(DType dtype, bool aligned) {
   switch (dtype) {
     case DType::bf16: return prestats_instance<__nv_bfloat16>(aligned);

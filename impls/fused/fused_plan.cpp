@@ -440,4 +440,11 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
   return plan;
 }
 
+// Rows of a multiple of 8 scores from a 16-byte aligned base are all 16-byte aligned; the lean
+// fold decodes its rows in 32 bits and reaches kPrestatsAlignedMaxRow columns.
+bool prestats_aligned(const FusedParams& p) {
+  return p.S % 8 == 0 && p.S <= kPrestatsAlignedMaxRow && (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0 &&
+         static_cast<long long>(p.B) * p.C * p.S < (1ll << 31);
+}
+
 }  // namespace mtabench::fused

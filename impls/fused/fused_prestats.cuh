@@ -35,7 +35,7 @@ constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 template <class T>
 __device__ __forceinline__ float2 row_stats_aligned(const T* row, int len) {
   static_assert(sizeof(T) == 2, "16-bit scores only");
-  static_assert(kPrestatsMaxSeq <= 4 * 256, "four vectors a lane cover the longest row");
+  static_assert(kPrestatsAlignedMaxRow == 4 * 256, "four vectors a lane cover the rows prestats_aligned admits");
   constexpr unsigned kNegInf = std::is_same_v<T, __half> ? 0xfc00u : 0xff80u;
   const int lane = threadIdx.x & 31;
   Vec8<T> v[4];

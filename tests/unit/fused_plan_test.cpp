@@ -512,6 +512,29 @@ TEST(FusedPlan, StatisticsKernelBoundsByPath) {
   EXPECT_FALSE(make_plan(shape(3, 1025, 2, 4, 4, DType::fp32), optin).p.prestats);
 }
 
+// v89: the lean statistics fold loads four vectors of eight scores a lane (1024 columns) whole,
+// so it is for 16-byte aligned rows of up to 1024 scores only; the generic fold takes the rest.
+TEST(FusedPlan, LeanStatisticsFoldOnlyForAlignedRowsItCovers) {
+  alignas(16) static const unsigned char storage[32] = {};
+  FusedParams p{};
+  p.B = 2;
+  p.C = 4;
+  p.scores = storage;
+  p.S = 1024;
+  EXPECT_TRUE(prestats_aligned(p));
+  p.S = 512;
+  EXPECT_TRUE(prestats_aligned(p));
+  p.S = 2048;  // past the four vectors a lane: the probe that failed the oracle
+  EXPECT_FALSE(prestats_aligned(p));
+  p.S = 1000;  // a multiple of 8
+  EXPECT_TRUE(prestats_aligned(p));
+  p.S = 777;  // rows not 16-byte aligned
+  EXPECT_FALSE(prestats_aligned(p));
+  p.S = 1024;
+  p.scores = storage + 2;  // a base off 16 bytes
+  EXPECT_FALSE(prestats_aligned(p));
+}
+
 // v75: zero chunks (y stores only) are spread evenly among the conv tiles, so their DRAM writes
 // do not pile up in the first half of the run (band order put 74-87% of them before half of the
 // tiles at seq 2048-8192). v81: except the last min(zeros / 2, window / 4), kept for the end,
