@@ -44,8 +44,9 @@ class Fused final : public Implementation {
     i.description = "one work-queue kernel: in-order work items (row statistics, then probability tiles contracted on "
                     "tensor cores (bf16/fp16: mma.sync, with ldmatrix fragments above 4 heads out, or wgmma on sm_90a for "
                     "heads_in a multiple of 16, warp-specialised at k 5 and 7 with 25-32 heads out) or fp32 FMA), the tiles "
-                    "re-reading the scores, y written once; up to seq 1024 on the fp32 and ldmatrix paths (512 on "
-                    "the few-heads mma path) the row statistics are a kernel of their own launched just before it";
+                    "re-reading the scores, y written once; at seq 257-1024 (not on the warp-specialised path) the row "
+                    "statistics are a kernel of their own launched just before it, whose 16-bit aligned rows take a "
+                    "lean one-load-a-vector fold and beside which the main kernel's blocks may enter";
     return i;
   }
 

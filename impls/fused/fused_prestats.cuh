@@ -22,7 +22,7 @@ constexpr int kPrestatsThreads = 256;
 // wave. With 8 vectors the kernel took 64 registers, 4 blocks an SM, and two waves: its blocks
 // ran 3.3 us each, the grid 11.1 us (item timeline, twenty-third session). At 32 registers ptxas
 // spills each loaded vector right after its load, so a lane's loads go one after another
-// (JOURNAL.md v88; candidates/v89 has a fold without spills).
+// (JOURNAL.md v88): the generic fold still does; v89's row_stats_aligned does not.
 template <class T>
 constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 
