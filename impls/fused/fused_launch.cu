@@ -4,7 +4,6 @@
 #include "impls/fused/fused_prestats.cuh"
 #include "impls/fused/instances/instances.h"
 
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
