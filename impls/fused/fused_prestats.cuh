@@ -53,9 +53,9 @@ __device__ __forceinline__ float2 row_stats_aligned(const T* row, int len) {
   return reduce_lanes(fold_vecs<T, 4>(v), 32);
 }
 
-// ALIGNED (v89, 16-bit only): the launch saw 16-byte aligned rows (prestats_aligned,
-// fused_launch.cu), so every row takes row_stats_aligned; an instance of its own, so that the
-// generic path's call (and the spills around it) is not in its code.
+// ALIGNED (v89, 16-bit only): the launch saw 16-byte aligned rows of up to 1024 scores
+// (prestats_aligned, fused_plan.cpp), so every row takes row_stats_aligned; an instance of its
+// own, so that the generic path's call (and the spills around it) is not in its code.
 template <class T, bool ALIGNED = false>
 __global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T>) fused_prestats_kernel(const FusedParams p) {
 #if __CUDA_ARCH__ >= 900

@@ -496,8 +496,8 @@ TEST(FusedPlan, LastWaveTicketsAreTakenLate) {
   EXPECT_EQ(prestats_one_wave.p.early_tickets, 0);
 }
 
-// v85r: the few-heads tensor-core instance takes the statistics kernel up to seq 512 (one wave of
-// items), the other paths up to 1024.
+// v85r: the few-heads tensor-core instance took the statistics kernel up to seq 512 (one wave of
+// items), the other paths up to 1024; v89 (the lean fold): every path up to 1024.
 TEST(FusedPlan, StatisticsKernelBoundsByPath) {
   const int optin = 227 * 1024;
   const FusedPlan few512 = make_plan(shape(3, 512, 2, 4, 4, DType::bf16), optin);
