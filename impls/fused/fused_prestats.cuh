@@ -28,7 +28,7 @@ constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 
 // v89: a whole causal row of up to 1024 16-bit scores, where the rows are 16-byte aligned (seq a
 // multiple of 8 and an aligned base): every vector that starts before the row's end is loaded
-// whole (its columns past the end are still the row's storage) and masked with -inf by words
+// whole (its columns past the end are still the row's storage) and masked with -inf (mask_tail)
 // afterwards, so the four loads need no scalar path. v88 showed why (JOURNAL.md): through
 // row_stats at 32 registers, ptxas spilled each loaded vector right after its load, which waits
 // for it, so a lane's four loads went one round trip after another.
@@ -36,19 +36,13 @@ template <class T>
 __device__ __forceinline__ float2 row_stats_aligned(const T* row, int len) {
   static_assert(sizeof(T) == 2, "16-bit scores only");
   static_assert(kPrestatsAlignedMaxRow == 4 * 256, "four vectors a lane cover the rows prestats_aligned admits");
-  constexpr unsigned kNegInf = std::is_same_v<T, __half> ? 0xfc00u : 0xff80u;
   const int lane = threadIdx.x & 31;
   Vec8<T> v[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const int n = len - (lane * 8 + 256 * k);  // this vector's columns before the row's end
     v[k].w[0] = n > 0 ? *reinterpret_cast<const uint4*>(row + lane * 8 + 256 * k) : make_uint4(0u, 0u, 0u, 0u);
-    if (n < 8) {
-      unsigned* u = reinterpret_cast<unsigned*>(&v[k].w[0]);
-#pragma unroll
-      for (int w = 0; w < 4; ++w)
-        u[w] = 2 * w >= n ? kNegInf * 0x10001u : 2 * w + 1 >= n ? (u[w] & 0xffffu) | (kNegInf << 16) : u[w];
-    }
+    mask_tail(v[k], n);  // n <= 0: the whole (zeroed) vector becomes -inf
   }
   return reduce_lanes(fold_vecs<T, 4>(v), 32);
 }
