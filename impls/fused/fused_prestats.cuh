@@ -31,7 +31,11 @@ constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 // whole (its columns past the end are still the row's storage) and masked with -inf (mask_tail)
 // afterwards, so the four loads need no scalar path. v88 showed why (JOURNAL.md): through
 // row_stats at 32 registers, ptxas spilled each loaded vector right after its load, which waits
-// for it, so a lane's four loads went one round trip after another.
+// for it, so a lane's four loads went one round trip after another. v92: the masking is
+// mask_tail's, behind a branch on the column count: v89 masked by words with predicated
+// instructions between the loads, and a predicated-off instruction still waits for its operands'
+// loads, so the fourth load (rows past 768) went out only after the first three had arrived
+// (seq 1000-1024 -6.5..-7.4% with the branch, JOURNAL.md v92).
 template <class T>
 __device__ __forceinline__ float2 row_stats_aligned(const T* row, int len) {
   static_assert(sizeof(T) == 2, "16-bit scores only");
