@@ -24,7 +24,7 @@ import argparse
 import os
 import re
 import sys
-from collections import Counter
+from collections import Counter, namedtuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ptxas_spills import demangle  # noqa: E402  (the same short names as ptxas_spills.py prints)
@@ -81,24 +81,28 @@ def short_path(path):
     return m.group(1) if m else path
 
 
-def parse(path):
-    """{mangled kernel: [(address, opcode, operands, 'file:line', 'inlined at file:line' or '')]} and
-    {mangled kernel: [(address, opcode, operands)] of every instruction}.
+Insn = namedtuple("Insn", "addr pred op args src at label")  # label: a branch target line came before it
+LABEL = re.compile(r"^\s*\.L\w*:")
+PRED = re.compile(r"/\*[0-9a-f]+\*/\s+(@!?U?P\w+)\s")
+
+
+def parse_full(path):
+    """{mangled kernel: [Insn]}: every instruction of an nvdisasm listing with its predicate ('' when
+    none), its source position and whether a label (a branch target) came before it.
 
     nvdisasm -gi puts before an instruction a group of '//## File' comments when its source
     position changes: the first names the innermost line (with the line it was inlined at); the
     position holds for the instructions after it until the next group."""
-    kernels, insns, kernel, where = {}, {}, None, ("?", "")
-    prev_was_line = False
+    insns, kernel, where = {}, None, ("?", "")
+    prev_was_line = label = False
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             m = SECTION.match(line)
             if m:
                 kernel = m.group(1)
-                kernels[kernel] = []
                 insns[kernel] = []
                 where = ("?", "")
-                prev_was_line = False
+                prev_was_line = label = False
                 continue
             m = LINE.search(line)
             if m:
@@ -108,14 +112,25 @@ def parse(path):
                 prev_was_line = True
                 continue
             prev_was_line = False
+            if LABEL.match(line):
+                label = True
+                continue
             m = INSN.search(line)
             if m and kernel is not None:
-                addr, op = m.group(1), m.group(2)
                 args = re.sub(r"\s*\(\*.*?\*\)", "", m.group(3)).strip()  # nvdisasm's (*"SpillRefill"*) notes
-                insns[kernel].append((addr, op, args))
-                if op.startswith(("STL", "LDL")):
-                    kernels[kernel].append((addr, op, args, where[0], where[1]))
-    return kernels, insns
+                p = PRED.search(line)
+                insns[kernel].append(Insn(m.group(1), p.group(1) if p else "", m.group(2), args, where[0], where[1], label))
+                label = False
+    return insns
+
+
+def parse(path):
+    """{mangled kernel: [(address, opcode, operands, 'file:line', 'inlined at file:line' or '')]} of
+    its STL/LDL and {mangled kernel: [(address, opcode, operands)] of every instruction}."""
+    full = parse_full(path)
+    kernels = {k: [(i.addr, i.op, i.args, i.src, i.at) for i in v if i.op.startswith(("STL", "LDL"))]
+               for k, v in full.items()}
+    return kernels, {k: [(i.addr, i.op, i.args) for i in v] for k, v in full.items()}
 
 
 def main():
