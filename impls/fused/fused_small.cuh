@@ -53,15 +53,41 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   for (int pair0 = warp * 2; pair0 < pairs; pair0 += 2 * (kSmallThreads / 32)) {
     float x[2][NCOL];
     int row_of[2];
+    if constexpr (NCOL >= 4) {
+      // v93r (seq 65-256): every lane loads, and the masks come after: a column past the diagonal
+      // re-reads the row's last causal one (a sector the row's loads read anyway), a row outside
+      // the tensor (or a pair past the last) the tensor's first element. The predicated loads
+      // below kept each conversion between the loads, where it waits for its load (predicated
+      // or not), so a pass's 8-16 loads went out in 3-4 batches (tools/load_waits.py; seq 256
+      // -5.9%, JOURNAL.md v92). At NCOL 1-2 (2-4 loads) this form measured +2..+3% (v93s).
+      T raw[2][NCOL];  // both rows' loads before any conversion
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int pair = pair0 + h, c = pair / halo, pr = pair - c * halo, ip = i0 - p.r + pr;
-      row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
-      const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + (row_of[h] < 0 ? 0 : ip)) * p.S;
+      for (int h = 0; h < 2; ++h) {
+        const int pair = pair0 + h, c = pair / halo, pr = pair - c * halo, ip = i0 - p.r + pr;
+        row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
+        const T* row = row_of[h] < 0 ? scores : scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S;
+        const int last = max(row_of[h], 0);
 #pragma unroll
-      for (int q = 0; q < NCOL; ++q) {
-        const int j = lane + 32 * q;
-        x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(row[j]) * kLog2e : -INFINITY;
+        for (int q = 0; q < NCOL; ++q) raw[h][q] = row[min(lane + 32 * q, last)];
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int q = 0; q < NCOL; ++q) {
+          const int j = lane + 32 * q;
+          x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(raw[h][q]) * kLog2e : -INFINITY;
+        }
+    } else {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int pair = pair0 + h, c = pair / halo, pr = pair - c * halo, ip = i0 - p.r + pr;
+        row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
+        const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + (row_of[h] < 0 ? 0 : ip)) * p.S;
+#pragma unroll
+        for (int q = 0; q < NCOL; ++q) {
+          const int j = lane + 32 * q;
+          x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(row[j]) * kLog2e : -INFINITY;
+        }
       }
     }
 #pragma unroll
