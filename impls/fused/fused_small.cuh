@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       // the tensor (or a pair past the last) the tensor's first element. The predicated loads
       // below kept each conversion between the loads, where it waits for its load (predicated
       // or not), so a pass's 8-16 loads went out in 3-4 batches (tools/load_waits.py; seq 256
-      // -5.9%, JOURNAL.md v92). At NCOL 1-2 (2-4 loads) this form measured +2..+3% (v93s).
+      // -5.9%, JOURNAL.md v93). At NCOL 1-2 (2-4 loads) this form measured +2..+3% (v93s).
       T raw[2][NCOL];  // both rows' loads before any conversion
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
