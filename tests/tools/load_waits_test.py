@@ -6,10 +6,9 @@ load whose address comes from the earlier load is "dependent"; loads issued befo
 after a label or a branch (a new straight run), are not listed; --kernel chooses kernels and no
 match is exit status 2.
 Usage: load_waits_test.py TOOLS/load_waits.py"""
-import os
-import subprocess
 import sys
-import tempfile
+
+from listing_tool import run_listing
 
 A = "_ZN8mtabench5fused21fused_prestats_kernelI13__nv_bfloat16Lb1EEEvNS0_11FusedParamsE"
 B = "_ZN8mtabench5fused18fused_small_kernelI13__nv_bfloat16Li3ELi1EEEvNS0_11SmallParamsE"
@@ -46,13 +45,7 @@ LISTING = f"""\t.section\t.text.{A},"ax",@progbits
 
 
 def run(tool, kernel=None):
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.sass")
-        with open(path, "w") as f:
-            f.write(LISTING)
-        cmd = [sys.executable, tool, path] + (["--kernel", kernel] if kernel is not None else [])
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        return r.returncode, r.stdout + r.stderr
+    return run_listing(tool, LISTING, kernel)
 
 
 def entries(out):

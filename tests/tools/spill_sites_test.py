@@ -6,11 +6,10 @@ are read, kernels are chosen by --kernel, and no match is exit status 2; an STL 
 that a global load wrote (through a masking update that reads it too) is marked with that load,
 and an STL of a computed register or of a load's register overwritten since is not.
 Usage: spill_sites_test.py TOOLS/spill_sites.py"""
-import os
 import re
-import subprocess
 import sys
-import tempfile
+
+from listing_tool import run_listing
 
 A = "_ZN8mtabench5fused12fused_kernelI13__nv_bfloat16Lb1ELi1ELi0ELb0ELb0EEEvNS0_11FusedParamsE"
 B = "_ZN8mtabench5fused18fused_small_kernelI13__nv_bfloat16Li3ELi1EEEvNS0_11SmallParamsE"
@@ -42,13 +41,7 @@ LISTING = f"""\t.section\t.text.{A},"ax",@progbits
 
 
 def run(tool, kernel=None):
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "k.sass")
-        with open(path, "w") as f:
-            f.write(LISTING)
-        cmd = [sys.executable, tool, path] + (["--kernel", kernel] if kernel is not None else [])
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        return r.returncode, r.stdout + r.stderr
+    return run_listing(tool, LISTING, kernel)
 
 
 def main():
