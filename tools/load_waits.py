@@ -37,7 +37,7 @@ def address(load):
 def read(insn):
     """The registers an instruction reads: a .64 operand's pair, a store's data register and the
     ones after it (its width), single registers otherwise."""
-    store = insn.op.startswith(NO_DEST) and not insn.op.startswith(("BRA", "ISETP", "FSETP"))
+    store = insn.op.startswith(("ST", "RED", "ATOM"))
     if insn.op.startswith(NO_DEST) or not written(insn.op, insn.args):
         src = insn.args
     else:
