@@ -23,8 +23,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ptxas_spills import demangle  # noqa: E402
-from spill_sites import NO_DEST, parse_full, width, written  # noqa: E402
+from spill_sites import NO_DEST, choose, parse_full, width, written  # noqa: E402
 
 RUN_END = ("BRA", "BRX", "JMP", "EXIT", "RET", "CALL", "BAR", "BSYNC", "WARPSYNC")
 
@@ -100,11 +99,8 @@ def main():
     ap.add_argument("--max", type=int, default=40, help="at most this many listed a kernel")
     a = ap.parse_args()
     full = parse_full(a.listing)
-    pretty = demangle(sorted(full))
-    watch = re.compile(a.kernel)
-    chosen = [k for k in sorted(full) if watch.search(pretty[k])]
-    if not chosen:
-        print(f"load_waits.py: no kernel in {a.listing} matches {a.kernel!r} ({len(full)} kernel(s))", file=sys.stderr)
+    pretty, chosen = choose(full, a.kernel, a.listing, "load_waits.py")
+    if chosen is None:
         return 2
     for k in chosen:
         held = held_loads(full[k])

@@ -52,7 +52,8 @@ def written(opcode, operands):
 def loaded_stores(insns):
     """{STL address: LDG address} for the STLs that store a register last written by a global load."""
     found = {}
-    for k, (addr, op, args) in enumerate(insns):
+    for k, insn in enumerate(insns):
+        addr, op, args = insn.addr, insn.op, insn.args
         if not op.startswith("STL"):
             continue
         m = re.search(r"\],\s*R(\d+)", args)
@@ -60,7 +61,7 @@ def loaded_stores(insns):
             continue
         for r in range(int(m.group(1)), int(m.group(1)) + width(op)):
             for j in range(k - 1, max(-1, k - 1 - WALK_BACK), -1):
-                a2, op2, args2 = insns[j]
+                a2, op2, args2 = insns[j].addr, insns[j].op, insns[j].args
                 if r not in written(op2, args2):
                     continue
                 if op2.startswith("LDG"):
@@ -124,13 +125,17 @@ def parse_full(path):
     return insns
 
 
-def parse(path):
-    """{mangled kernel: [(address, opcode, operands, 'file:line', 'inlined at file:line' or '')]} of
-    its STL/LDL and {mangled kernel: [(address, opcode, operands)] of every instruction}."""
-    full = parse_full(path)
-    kernels = {k: [(i.addr, i.op, i.args, i.src, i.at) for i in v if i.op.startswith(("STL", "LDL"))]
-               for k, v in full.items()}
-    return kernels, {k: [(i.addr, i.op, i.args) for i in v] for k, v in full.items()}
+def choose(kernels, pattern, listing, tool):
+    """(demangled names, the kernels whose demangled name matches pattern); the message and None
+    for the caller's exit status 2 when none does."""
+    pretty = demangle(sorted(kernels))
+    watch = re.compile(pattern)
+    chosen = [k for k in sorted(kernels) if watch.search(pretty[k])]
+    if not chosen:
+        print(f"{tool}: no kernel in {listing} matches {pattern!r} "
+              f"({len(kernels)} kernel(s); was it disassembled with nvdisasm -c?)", file=sys.stderr)
+        return pretty, None
+    return pretty, chosen
 
 
 def main():
@@ -138,25 +143,21 @@ def main():
     ap.add_argument("listing", help="nvdisasm -gi -c output")
     ap.add_argument("--kernel", default="", help="regex on the demangled name")
     a = ap.parse_args()
-    kernels, insns = parse(a.listing)
-    pretty = demangle(sorted(kernels))
-    watch = re.compile(a.kernel)
-    chosen = [k for k in sorted(kernels) if watch.search(pretty[k])]
-    if not chosen:
-        print(f"spill_sites.py: no kernel in {a.listing} matches {a.kernel!r} "
-              f"({len(kernels)} kernel(s); was it disassembled with nvdisasm -c?)", file=sys.stderr)
+    insns = parse_full(a.listing)
+    pretty, chosen = choose(insns, a.kernel, a.listing, "spill_sites.py")
+    if chosen is None:
         return 2
     for k in chosen:
-        sites = kernels[k]
+        sites = [i for i in insns[k] if i.op.startswith(("STL", "LDL"))]
         loaded = loaded_stores(insns[k])
-        stores = sum(1 for s in sites if s[1].startswith("STL"))
+        stores = sum(1 for i in sites if i.op.startswith("STL"))
         print(f"{pretty[k]}: {len(sites)} spill instruction(s), {stores} STL, {len(sites) - stores} LDL")
-        for addr, op, args, src, at in sites:
-            print(f"  /*{addr}*/ {op:<8} {args:<22} {src}" + (f"  (inlined at {at})" if at else "")
-                  + (f"  <- LDG /*{loaded[addr]}*/" if addr in loaded else ""))
+        for i in sites:
+            print(f"  /*{i.addr}*/ {i.op:<8} {i.args:<22} {i.src}" + (f"  (inlined at {i.at})" if i.at else "")
+                  + (f"  <- LDG /*{loaded[i.addr]}*/" if i.addr in loaded else ""))
         if sites:
             print("  per source line:")
-            for src, n in sorted(Counter(s[3] for s in sites).items(), key=lambda x: (-x[1], x[0])):
+            for src, n in sorted(Counter(i.src for i in sites).items(), key=lambda x: (-x[1], x[0])):
                 print(f"    {n:3d}  {src}")
             print(f"  STLs of loaded values (each waits for its load): {len(loaded)}")
     return 0
