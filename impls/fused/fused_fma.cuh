@@ -21,9 +21,12 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     fill_probabilities<float>(p, st, pt, b, i0, j0, 0, p.C, pwp, 1, halo_rows * pwp);
     __syncthreads();
   }
-  // Weights [o][c][u][v]: in shared memory, heads padded to a multiple of 4 with zeros; or, when
-  // too many, straight from global memory (the same address in every thread: a broadcast).
-  const float* ws = p.w_global ? static_cast<const float*>(p.weight) : reinterpret_cast<const float*>(smem + p.sm_w);
+  // Weights: in shared memory as [head group of 4][c][u][v][4 heads] (setup_block, v94), one
+  // 16-byte broadcast load a tap; or, when too many, straight from global memory as [o][c][u][v]
+  // (the same address in every thread: a broadcast). The two forms are two copies of the loop,
+  // chosen once an item: v93r's one pointer for both made every weight a generic load.
+  const float* wg = static_cast<const float*>(p.weight);
+  const float4* ws4 = reinterpret_cast<const float4*>(smem + p.sm_w);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
   const int rho = threadIdx.x >> 4, g0 = (threadIdx.x & 15) * 8;
   const long long i = i0 + rho;
@@ -36,6 +39,46 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     for (int x = 0; x < 8; ++x)
 #pragma unroll
       for (int oo = 0; oo < 4; ++oo) acc[x][oo] = 0.f;
+    // Channel cl of the tile (channel c of the weights), weight_of(c, tap) -> the four heads' weights.
+    const auto channel = [&](int cl, int c, const auto& weight_of) {
+      if constexpr (KT > 0) {
+#pragma unroll
+        for (int u = 0; u < KT; ++u) {
+          const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+          float win[8 + KT - 1];
+#pragma unroll
+          for (int x = 0; x < 8 + KT - 1; ++x) win[x] = row[x];
+#pragma unroll
+          for (int v = 0; v < KT; ++v) {
+            const float4 w4 = weight_of(c, u * KT + v);
+            const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+            for (int x = 0; x < 8; ++x)
+#pragma unroll
+              for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], win[x + v], acc[x][oo]);
+          }
+        }
+      } else {
+        for (int u = 0; u < K; ++u) {
+          const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+          for (int v = 0; v < K; ++v) {
+            const float4 w4 = weight_of(c, u * K + v);
+            const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+            for (int x = 0; x < 8; ++x)
+#pragma unroll
+              for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], row[x + v], acc[x][oo]);
+          }
+        }
+      }
+    };
+    const auto from_shared = [&](int c, int tap) { return ws4[((oc >> 2) * p.C + c) * KK + tap]; };
+    const auto from_global = [&](int c, int tap) {
+      const float* wc = wg + (oc * p.C + c) * KK + tap;  // weight [oc + oo][c][tap] at wc[oo * C * KK]
+      const int step = p.C * KK;
+      return make_float4(wc[0], oc + 1 < p.O ? wc[step] : 0.f, oc + 2 < p.O ? wc[2 * step] : 0.f,
+                         oc + 3 < p.O ? wc[3 * step] : 0.f);
+    };
     for (int cg = 0; cg < p.C; cg += p.CG) {
       if (!one_tile) {
         __syncthreads();
@@ -43,40 +86,8 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
         __syncthreads();
       }
       for (int cl = 0; cl < min(p.CG, p.C - cg); ++cl) {
-        const int c = cg + cl;
-        const float* wc = ws + (oc * p.C + c) * KK;  // weight [oc + oo][c][u][v] at wc[oo*C*KK + u*K + v]
-        if constexpr (KT > 0) {
-#pragma unroll
-          for (int u = 0; u < KT; ++u) {
-            const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
-            float win[8 + KT - 1];
-#pragma unroll
-            for (int x = 0; x < 8 + KT - 1; ++x) win[x] = row[x];
-#pragma unroll
-            for (int v = 0; v < KT; ++v) {
-              float wv[4];
-#pragma unroll
-              for (int oo = 0; oo < 4; ++oo) wv[oo] = oc + oo < p.O ? wc[oo * p.C * KK + u * KT + v] : 0.f;
-#pragma unroll
-              for (int x = 0; x < 8; ++x)
-#pragma unroll
-                for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], win[x + v], acc[x][oo]);
-            }
-          }
-        } else {
-          for (int u = 0; u < K; ++u) {
-            const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
-            for (int v = 0; v < K; ++v) {
-              float wv[4];
-#pragma unroll
-              for (int oo = 0; oo < 4; ++oo) wv[oo] = oc + oo < p.O ? wc[oo * p.C * KK + u * K + v] : 0.f;
-#pragma unroll
-              for (int x = 0; x < 8; ++x)
-#pragma unroll
-                for (int oo = 0; oo < 4; ++oo) acc[x][oo] = fmaf(wv[oo], row[x + v], acc[x][oo]);
-            }
-          }
-        }
+        if (p.w_global) channel(cl, cg + cl, from_global);
+        else channel(cl, cg + cl, from_shared);
       }
     }
     if (i < p.S && !(kAblate & kAblateTileStores)) {

@@ -64,11 +64,15 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
       koff[e] = x.pad ? 0 : (x.u * p.PW + x.v) * p.pitch_w + (x.c >> 1);
     }
   } else if (!p.w_global) {  // else the weights are read from global memory: no room here
+    // v94: as [head group of 4][c][u][v][4 heads], so a tap's four heads are one 16-byte
+    // broadcast load in conv_item_fma (v93r: four generic loads and their address arithmetic).
     float* ws = reinterpret_cast<float*>(smem + p.sm_w);
     const T* w = static_cast<const T*>(p.weight);
     const int per_o = p.C * p.K * p.K;
-    for (int e = threadIdx.x; e < (p.O + 3) / 4 * 4 * per_o; e += NTHR)
-      ws[e] = e < p.O * per_o ? to_f(w[e]) : 0.f;
+    for (int e = threadIdx.x; e < (p.O + 3) / 4 * 4 * per_o; e += NTHR) {
+      const int g4 = e >> 2, og = g4 / per_o, o = 4 * og + (e & 3);
+      ws[e] = o < p.O ? to_f(w[o * per_o + (g4 - og * per_o)]) : 0.f;
+    }
   }
 }
 

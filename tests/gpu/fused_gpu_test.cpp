@@ -116,6 +116,18 @@ TEST(FusedGpu, SmallPathCorners) {
 // each gets): 1 head out when the interleave's tile does not fit (wide and 16-column tiles),
 // the 16-column fallback with 16 heads out, 48 channels (six chunks), seq not a multiple of 8
 // (scalar loads in the vector fill).
+// The fp32 FMA path's corners (v94): heads out not a multiple of 4 (the shared weights' zero
+// heads), more channels than a tile holds (9 > CG 8: a tile per channel group), k 5, and weights
+// too large for shared memory (read from global memory). FusedPlan.Fp32WeightsInSharedMemoryUntilTheyDoNotFit
+// checks that these shapes take those forms.
+TEST(FusedGpu, Fp32PathCorners) {
+  MTABENCH_REQUIRE_GPU();
+  expect_shapes_pass("fp32", {{3, 300, 1, 4, 6, DType::fp32},
+                              {3, 1031, 1, 9, 4, DType::fp32},
+                              {5, 264, 2, 3, 4, DType::fp32},
+                              {11, 40, 1, 32, 32, DType::fp32}});
+}
+
 TEST(FusedGpu, LdmatrixPathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("ldsm", {{1, 300, 1, 48, 1, DType::bf16},   {11, 300, 1, 64, 1, DType::fp16},

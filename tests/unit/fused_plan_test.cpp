@@ -166,6 +166,18 @@ TEST(FusedPlan, LocalStatisticsUpToTheirBounds) {
   EXPECT_FALSE(make_plan(shape(3, 512, 2, 5, 4, DType::bf16), optin).p.local_stats);
 }
 
+// The fp32 path keeps its weights in shared memory as [head group][c][u][v][4 heads] (v94) while
+// they fit, else reads them from global memory as [o][c][u][v]: FusedGpu.Fp32PathCorners runs
+// these shapes, so each form stays covered.
+TEST(FusedPlan, Fp32WeightsInSharedMemoryUntilTheyDoNotFit) {
+  const int optin = 227 * 1024;
+  EXPECT_EQ(make_plan(shape(3, 4096, 2, 4, 4, DType::fp32), optin).p.w_global, 0);
+  EXPECT_EQ(make_plan(shape(3, 300, 1, 4, 6, DType::fp32), optin).p.w_global, 0);
+  EXPECT_EQ(make_plan(shape(3, 1031, 1, 9, 4, DType::fp32), optin).p.w_global, 0);
+  EXPECT_EQ(make_plan(shape(11, 40, 1, 32, 32, DType::fp32), optin).p.w_global, 1);
+  EXPECT_GT(make_plan(shape(3, 1031, 1, 9, 4, DType::fp32), optin).p.C, make_plan(shape(3, 1031, 1, 9, 4, DType::fp32), optin).p.CG);
+}
+
 TEST(FusedPlan, RandomShapes) {
   std::mt19937 rng(7);
   const long long seqs[] = {1, 2, 3, 17, 255, 256, 257, 300, 521, 1000, 2053};
