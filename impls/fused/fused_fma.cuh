@@ -23,8 +23,9 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
   }
   // Weights: in shared memory as [head group of 4][c][u][v][4 heads] (setup_block, v94), one
   // 16-byte broadcast load a tap; or, when too many, straight from global memory as [o][c][u][v]
-  // (the same address in every thread: a broadcast). The two forms are two copies of the loop,
-  // chosen once an item: v93r's one pointer for both made every weight a generic load.
+  // (the same address in every thread: a broadcast), only in the KT 0 instance (the plan's
+  // choice), so the KT 3/5/7 instances hold one copy of the loop: v93r's one pointer for both
+  // made every weight a generic load; v94's two copies in every instance spilled more.
   const float* wg = static_cast<const float*>(p.weight);
   const float4* ws4 = reinterpret_cast<const float4*>(smem + p.sm_w);
   const float* bias_s = reinterpret_cast<const float*>(smem + p.sm_bias);
@@ -86,7 +87,8 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
         __syncthreads();
       }
       for (int cl = 0; cl < min(p.CG, p.C - cg); ++cl) {
-        if (p.w_global) channel(cl, cg + cl, from_global);
+        if constexpr (KT > 0) channel(cl, cg + cl, from_shared);  // the plan gives global weights KT 0
+        else if (p.w_global) channel(cl, cg + cl, from_global);
         else channel(cl, cg + cl, from_shared);
       }
     }

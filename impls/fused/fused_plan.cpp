@@ -259,6 +259,7 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     fits = layout(128, 0);
     if (!fits) {
       p.w_global = 1;  // uniform loads through L1 instead
+      plan.KT = 0;     // only the general instance reads them there (v94b: one loop per instance)
       fits = layout(128, 0);
     }
   }

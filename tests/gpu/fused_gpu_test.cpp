@@ -118,14 +118,15 @@ TEST(FusedGpu, SmallPathCorners) {
 // (scalar loads in the vector fill).
 // The fp32 FMA path's corners (v94): heads out not a multiple of 4 (the shared weights' zero
 // heads), more channels than a tile holds (9 > CG 8: a tile per channel group), k 5, and weights
-// too large for shared memory (read from global memory). FusedPlan.Fp32WeightsInSharedMemoryUntilTheyDoNotFit
+// too large for shared memory (read from global memory; k 7 too, which then takes the general
+// instance). FusedPlan.Fp32WeightsInSharedMemoryUntilTheyDoNotFit
 // checks that these shapes take those forms.
 TEST(FusedGpu, Fp32PathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("fp32", {{3, 300, 1, 4, 6, DType::fp32},
                               {3, 1031, 1, 9, 4, DType::fp32},
                               {5, 264, 2, 3, 4, DType::fp32},
-                              {11, 40, 1, 32, 32, DType::fp32}});
+                              {11, 40, 1, 32, 32, DType::fp32}, {7, 40, 1, 40, 40, DType::fp32}});
 }
 
 TEST(FusedGpu, LdmatrixPathCorners) {
