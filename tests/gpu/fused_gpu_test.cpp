@@ -112,15 +112,11 @@ TEST(FusedGpu, SmallPathCorners) {
                                {3, 24, 1, 9, 3, DType::fp32},   {3, 9, 300, 4, 4, DType::bf16}});
 }
 
-// The ldmatrix path's corners (v4; the plan test LdmatrixPathTakesTheseShapes pins which tile
-// each gets): 1 head out when the interleave's tile does not fit (wide and 16-column tiles),
-// the 16-column fallback with 16 heads out, 48 channels (six chunks), seq not a multiple of 8
-// (scalar loads in the vector fill).
 // The fp32 FMA path's corners (v94): heads out not a multiple of 4 (the shared weights' zero
 // heads), more channels than a tile holds (9 > CG 8: a tile per channel group), k 5, and weights
 // too large for shared memory (read from global memory; k 7 too, which then takes the general
-// instance). FusedPlan.Fp32WeightsInSharedMemoryUntilTheyDoNotFit
-// checks that these shapes take those forms.
+// instance). The plan test Fp32WeightsInSharedMemoryUntilTheyDoNotFit checks that these shapes
+// take those forms.
 TEST(FusedGpu, Fp32PathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("fp32", {{3, 300, 1, 4, 6, DType::fp32},
@@ -129,6 +125,10 @@ TEST(FusedGpu, Fp32PathCorners) {
                               {11, 40, 1, 32, 32, DType::fp32}, {7, 40, 1, 40, 40, DType::fp32}});
 }
 
+// The ldmatrix path's corners (v4; the plan test LdmatrixPathTakesTheseShapes pins which tile
+// each gets): 1 head out when the interleave's tile does not fit (wide and 16-column tiles),
+// the 16-column fallback with 16 heads out, 48 channels (six chunks), seq not a multiple of 8
+// (scalar loads in the vector fill).
 TEST(FusedGpu, LdmatrixPathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("ldsm", {{1, 300, 1, 48, 1, DType::bf16},   {11, 300, 1, 64, 1, DType::fp16},
