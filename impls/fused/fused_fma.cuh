@@ -46,9 +46,21 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
 #pragma unroll
         for (int u = 0; u < KT; ++u) {
           const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+          // v96: the window row in 16-byte loads (and an 8-byte tail for odd KT), where v94b made one
+          // 4-byte load a value: with 8 columns a thread, 16 threads a row, those loads conflicted
+          // 4-way (Nsight Compute at fp32 seq 4096: 56% of the shared wavefronts excess). row is
+          // 16-byte aligned: the tile, its pitch pwp (a multiple of 4) and g0 (of 8).
           float win[8 + KT - 1];
 #pragma unroll
-          for (int x = 0; x < 8 + KT - 1; ++x) win[x] = row[x];
+          for (int x = 0; x + 4 <= 8 + KT - 1; x += 4) {
+            const float4 v4 = *reinterpret_cast<const float4*>(row + x);
+            win[x] = v4.x, win[x + 1] = v4.y, win[x + 2] = v4.z, win[x + 3] = v4.w;
+          }
+          if constexpr ((8 + KT - 1) % 4 == 2) {
+            const float2 v2 = *reinterpret_cast<const float2*>(row + (8 + KT - 1) / 4 * 4);
+            win[8 + KT - 3] = v2.x, win[8 + KT - 2] = v2.y;
+          }
+          static_assert((8 + KT - 1) % 4 == 0 || (8 + KT - 1) % 4 == 2, "odd KT: whole float4s and a float2");
 #pragma unroll
           for (int v = 0; v < KT; ++v) {
             const float4 w4 = weight_of(c, u * KT + v);
