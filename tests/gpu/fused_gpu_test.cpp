@@ -113,7 +113,8 @@ TEST(FusedGpu, SmallPathCorners) {
 }
 
 // The fp32 FMA path's corners (v94): heads out not a multiple of 4 (the shared weights' zero
-// heads), more channels than a tile holds (9 > CG 8: a tile per channel group), k 5, and weights
+// heads), more channels than a tile holds (9 > CG 8: a tile per channel group), k 5 and k 7 with
+// shared weights (v96: window rows of 12 and 14 columns, the latter with an 8-byte tail), and weights
 // too large for shared memory (read from global memory; k 7 too, which then takes the general
 // instance). The plan test Fp32WeightsInSharedMemoryUntilTheyDoNotFit checks that these shapes
 // take those forms.
@@ -121,7 +122,7 @@ TEST(FusedGpu, Fp32PathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("fp32", {{3, 300, 1, 4, 6, DType::fp32},
                               {3, 1031, 1, 9, 4, DType::fp32},
-                              {5, 264, 2, 3, 4, DType::fp32},
+                              {5, 264, 2, 3, 4, DType::fp32},   {7, 300, 1, 4, 5, DType::fp32},
                               {11, 40, 1, 32, 32, DType::fp32}, {7, 40, 1, 40, 40, DType::fp32}});
 }
 
