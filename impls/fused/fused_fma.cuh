@@ -5,6 +5,65 @@
 
 namespace mtabench::fused {
 
+// ---- probability tile, fp32 path -----------------------------------------------------------------
+// fill_probabilities (fused_tiles.cuh) for this path's tile: float, channel cl's halo rows at
+// pt + cl * halo_rows * pwp, row pitch pwp, and TJ = 128 (the plan's only fp32 tile), so of a
+// lane's five columns only the last, 128 + lane, can lie past PW. The same order: a warp takes two
+// (row, channel) rows at a time, all ten loads of a lane issued before any is used. v98: that fill
+// spent ~290 instructions a round of ten elements (nvdisasm of the k 3 instance) beside the ten
+// LDG, FFMA, EX2, FMUL and STS that are the work. Here the task's row is a multiply-high, not a
+// signed division by nch; rows and columns are ints (seq < 2^31) with one 64-bit row address; a
+// column's test is one int range check, not two 64-bit compares; and there is no mask of live
+// loads: a column not loaded holds -inf, and ex2(-inf - max) = 0 (a row without statistics, off
+// the tensor or a padding channel, has (-inf, 0): its max is taken as 0, so 0 * 0, not NaN).
+// Kept apart from fill_probabilities: in the few-heads 16-bit instance this form moved ptxas's
+// spills into the y stores (24 spill instructions to 67).
+__device__ inline void fill_fp32(const FusedParams& p, const float2* st, float* pt, int b, long long i0, long long j0, int c0,
+                          int nch, int pwp) {
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int halo_rows = p.R + 2 * p.r, tasks = halo_rows * nch;
+  constexpr int kW = kThreads / 32;
+  // task / nch = umulhi(task, magic) for every task < 2^32 / nch (magic = ceil(2^32 / nch), off by
+  // under one part in 2^32 a unit); nch 1 would need 2^32.
+  const unsigned magic = nch > 1 ? 0xFFFFFFFFu / static_cast<unsigned>(nch) + 1u : 0u;
+  const auto row_of = [&](int task) { return nch > 1 ? static_cast<int>(__umulhi(static_cast<unsigned>(task), magic)) : task; };
+  const int S = static_cast<int>(p.S), ib = static_cast<int>(i0) - p.r, jb = static_cast<int>(j0) - p.r;
+  const int lo = max(-jb, 0);  // the first tile column inside the tensor (> 0 only at j0 = 0)
+  const long long plane = static_cast<long long>(S) * S;
+  const float* batch = static_cast<const float*>(p.scores) + static_cast<long long>(b) * p.C * plane + jb;
+  #pragma unroll 1
+  for (int t0 = warp; t0 < tasks; t0 += 2 * kW) {
+    float raw[2][kColChunks];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int task = t0 + h * kW, pr = row_of(task), c = c0 + task - pr * nch, ip = ib + pr;
+      const bool row_ok = !(kAblate & kAblateFillLoads) && task < tasks && c < p.C && ip >= 0 && ip < S;
+      // Tile columns lo .. hi are loaded: in the tensor, on or below the diagonal, in the tile.
+      const int hi = row_ok ? min(ip - jb, p.PW - 1) : -1;
+      const float* src = row_ok ? batch + c * plane + static_cast<long long>(ip) * S : batch;
+#pragma unroll
+      for (int q = 0; q < kColChunks; ++q) {
+        const int pc = lane + 32 * q;
+        raw[h][q] = pc >= lo && pc <= hi ? src[pc] : -INFINITY;
+      }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int task = t0 + h * kW;
+      if (task >= tasks) break;
+      const int pr = row_of(task), cl = task - pr * nch, c = c0 + cl;
+      const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 0.f);
+      const float mx = sv.y > 0.f ? sv.x : 0.f;
+      float* drow = pt + (cl * halo_rows + pr) * pwp + lane;
+#pragma unroll
+      for (int q = 0; q < kColChunks; ++q) {
+        if (q == kColChunks - 1 && lane + 32 * q >= p.PW) break;  // q < 4: lane + 32 q < 128 <= PW
+        drow[32 * q] = ex2(raw[h][q] * kLog2e - mx) * sv.y;
+      }
+    }
+  }
+}
+
 // ---- conv item, fp32 FMA path --------------------------------------------------------------------
 // 256 threads = 16 rows x 16 groups of 8 columns (TJ = 128); each thread accumulates 8 columns x
 // 4 heads at a time, over channel groups of CG (one probability tile per group). KT > 0: the
@@ -18,7 +77,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
   const int halo_rows = p.R + 2 * p.r, pwp = (p.PW + 3) / 4 * 4;
   const bool one_tile = p.C <= p.CG;
   if (one_tile) {
-    fill_probabilities<float>(p, st, pt, b, i0, j0, 0, p.C, pwp, 1, halo_rows * pwp);
+    fill_fp32(p, st, pt, b, i0, j0, 0, p.C, pwp);
     __syncthreads();
   }
   // Weights: in shared memory as [head group of 4][c][u][v][4 heads] (setup_block, v94), one
@@ -95,7 +154,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     for (int cg = 0; cg < p.C; cg += p.CG) {
       if (!one_tile) {
         __syncthreads();
-        fill_probabilities<float>(p, st, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp, 1, halo_rows * pwp);
+        fill_fp32(p, st, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp);
         __syncthreads();
       }
       for (int cl = 0; cl < min(p.CG, p.C - cg); ++cl) {

@@ -34,6 +34,13 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
   EXPECT_EQ(p.SEG & (p.SEG - 1), 0);
   EXPECT_EQ(p.CS % p.SEG, 0);
   EXPECT_EQ((p.CS / p.SEG) & (p.CS / p.SEG - 1), 0);
+  if (!plan.mma) {
+    // fused_fma.cuh: 16 groups of 8 columns a row, and fill_fp32's five columns a lane (160),
+    // of which only the fifth may lie past PW.
+    EXPECT_EQ(p.TJ, 128);
+    EXPECT_GE(p.PW, 128);
+    EXPECT_LE(p.PW, 5 * 32);
+  }
   if (p.fill4) {
     // The four-channel tile's ldmatrix chunks (v7): 16-byte aligned (window rows start at an
     // even column), covering the window (one more column when r is odd), inside the tile.
