@@ -6,61 +6,88 @@
 namespace mtabench::fused {
 
 // ---- probability tile, fp32 path -----------------------------------------------------------------
-// fill_probabilities (fused_tiles.cuh) for this path's tile: float, channel cl's halo rows at
-// pt + cl * halo_rows * pwp, row pitch pwp, and TJ = 128 (the plan's only fp32 tile), so of a
-// lane's five columns only the last, 128 + lane, can lie past PW. The same order: a warp takes two
-// (row, channel) rows at a time, all ten loads of a lane issued before any is used. v98: that fill
-// spent ~290 instructions a round of ten elements (nvdisasm of the k 3 instance) beside the ten
-// LDG, FFMA, EX2, FMUL and STS that are the work. Here the task's row is a multiply-high, not a
-// signed division by nch; rows and columns are ints (seq < 2^31) with one 64-bit row address; a
-// column's test is one int range check, not two 64-bit compares; and there is no mask of live
-// loads: a column not loaded holds -inf, and ex2(-inf - max) = 0 (a row without statistics, off
-// the tensor or a padding channel, has (-inf, 0): its max is taken as 0, so 0 * 0, not NaN).
-// Kept apart from fill_probabilities: in the few-heads 16-bit instance this form moved ptxas's
-// spills into the y stores (24 spill instructions to 67).
-__device__ inline void fill_fp32(const FusedParams& p, const float2* st, float* pt, int b, long long i0, long long j0, int c0,
-                          int nch, int pwp) {
+// The probability tile of this path: float, channel cl's halo rows at pt + cl * halo_rows * pwp,
+// row pitch pwp, and TJ = 128 (the plan's only fp32 tile), so of a lane's five columns only the
+// last, 128 + lane, can lie past PW. A task is one (row, channel) row of the tile, a warp's lanes
+// over its columns. v98 cut the integer work of a task (the row by a multiply-high, int rows and
+// columns, one range check a column, -inf for a column not loaded: ex2(-inf - max) = 0, and a
+// row without statistics, off the tensor or a padding channel, has (-inf, 0): its max is taken
+// as 0, so 0 * 0, not NaN).
+// v99: in two passes. v98's fill loaded two tasks' ten values a lane into registers, then waited
+// for them: ~4.5 rounds of DRAM round trips an item, and Nsight Compute at fp32 seq 4096 put
+// 18.7% of all stall samples on the first use of those loads (long scoreboard). Now
+// fill_fp32_issue copies every raw score of the thread's tasks straight into its place in the
+// tile (cp.async, 4 bytes, no register held) and stores -inf where nothing is loaded, so all of a
+// thread's ~45 loads are in flight at once; fill_fp32_finish waits for this thread's own copies
+// and turns its own elements into probabilities in place. A thread transforms only what it
+// copied, so no barrier lies between the passes, and the issue pass needs no statistics: the
+// caller issues it before waiting for them (tile_stats).
+struct Fp32Fill {
+  int halo_rows, tasks;
+  unsigned magic;  // task / nch = umulhi(task, magic) for every task < 2^32 / nch; nch 1 needs none
+  int nch;
+  __device__ int row_of(int task) const {
+    return nch > 1 ? static_cast<int>(__umulhi(static_cast<unsigned>(task), magic)) : task;
+  }
+};
+__device__ inline Fp32Fill fp32_fill_shape(const FusedParams& p, int nch) {
+  const int halo_rows = p.R + 2 * p.r;
+  // magic = ceil(2^32 / nch): off by under one part in 2^32 a unit.
+  return {halo_rows, halo_rows * nch, nch > 1 ? 0xFFFFFFFFu / static_cast<unsigned>(nch) + 1u : 0u, nch};
+}
+
+// Column lane + 32 Q of a task: copied (both addresses as one register and an immediate offset,
+// which ptxas did not fold from a computed pointer: four address instructions a copy), or -inf.
+template <int Q>
+__device__ __forceinline__ void fp32_column(unsigned dst, const float* src, float* drow, bool loaded) {
+  if (loaded) asm volatile("cp.async.ca.shared.global [%0+%2], [%1+%2], 4;\n" ::"r"(dst), "l"(src), "n"(128 * Q) : "memory");
+  else drow[32 * Q] = -INFINITY;
+}
+
+__device__ inline void fill_fp32_issue(const FusedParams& p, float* pt, int b, long long i0, long long j0, int c0, int nch,
+                                       int pwp) {
+  const Fp32Fill f = fp32_fill_shape(p, nch);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int halo_rows = p.R + 2 * p.r, tasks = halo_rows * nch;
   constexpr int kW = kThreads / 32;
-  // task / nch = umulhi(task, magic) for every task < 2^32 / nch (magic = ceil(2^32 / nch), off by
-  // under one part in 2^32 a unit); nch 1 would need 2^32.
-  const unsigned magic = nch > 1 ? 0xFFFFFFFFu / static_cast<unsigned>(nch) + 1u : 0u;
-  const auto row_of = [&](int task) { return nch > 1 ? static_cast<int>(__umulhi(static_cast<unsigned>(task), magic)) : task; };
   const int S = static_cast<int>(p.S), ib = static_cast<int>(i0) - p.r, jb = static_cast<int>(j0) - p.r;
   const int lo = max(-jb, 0);  // the first tile column inside the tensor (> 0 only at j0 = 0)
   const long long plane = static_cast<long long>(S) * S;
   const float* batch = static_cast<const float*>(p.scores) + static_cast<long long>(b) * p.C * plane + jb;
   #pragma unroll 1
-  for (int t0 = warp; t0 < tasks; t0 += 2 * kW) {
-    float raw[2][kColChunks];
+  for (int task = warp; task < f.tasks; task += kW) {
+    const int pr = f.row_of(task), cl = task - pr * nch, c = c0 + cl, ip = ib + pr;
+    const bool row_ok = !(kAblate & kAblateFillLoads) && c < p.C && ip >= 0 && ip < S;
+    // Tile columns lo .. hi are loaded: in the tensor, on or below the diagonal, in the tile.
+    const int hi = row_ok ? min(ip - jb, p.PW - 1) : -1;
+    const float* src = (row_ok ? batch + c * plane + static_cast<long long>(ip) * S : batch) + lane;
+    float* drow = pt + (cl * f.halo_rows + pr) * pwp + lane;
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(drow));
+    fp32_column<0>(dst, src, drow, lane >= lo && lane <= hi);
+    fp32_column<1>(dst, src, drow, lane + 32 >= lo && lane + 32 <= hi);
+    fp32_column<2>(dst, src, drow, lane + 64 >= lo && lane + 64 <= hi);
+    fp32_column<3>(dst, src, drow, lane + 96 <= hi);  // lo <= r < 96
+    if (lane + 128 < p.PW) fp32_column<4>(dst, src, drow, lane + 128 <= hi);  // columns 0-127 are < PW
+  }
+}
+
+__device__ inline void fill_fp32_finish(const FusedParams& p, const float2* st, float* pt, int c0, int nch, int pwp) {
+  const Fp32Fill f = fp32_fill_shape(p, nch);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  constexpr int kW = kThreads / 32;
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  #pragma unroll 1
+  for (int task = warp; task < f.tasks; task += kW) {
+    const int pr = f.row_of(task), cl = task - pr * nch, c = c0 + cl;
+    const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 0.f);
+    const float mx = sv.y > 0.f ? sv.x : 0.f;
+    float* drow = pt + (cl * f.halo_rows + pr) * pwp + lane;
+    float raw[kColChunks];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int task = t0 + h * kW, pr = row_of(task), c = c0 + task - pr * nch, ip = ib + pr;
-      const bool row_ok = !(kAblate & kAblateFillLoads) && task < tasks && c < p.C && ip >= 0 && ip < S;
-      // Tile columns lo .. hi are loaded: in the tensor, on or below the diagonal, in the tile.
-      const int hi = row_ok ? min(ip - jb, p.PW - 1) : -1;
-      const float* src = row_ok ? batch + c * plane + static_cast<long long>(ip) * S : batch;
+    for (int q = 0; q < kColChunks; ++q)
+      if (q < kColChunks - 1 || lane + 32 * q < p.PW) raw[q] = drow[32 * q];
 #pragma unroll
-      for (int q = 0; q < kColChunks; ++q) {
-        const int pc = lane + 32 * q;
-        raw[h][q] = pc >= lo && pc <= hi ? src[pc] : -INFINITY;
-      }
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int task = t0 + h * kW;
-      if (task >= tasks) break;
-      const int pr = row_of(task), cl = task - pr * nch, c = c0 + cl;
-      const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 0.f);
-      const float mx = sv.y > 0.f ? sv.x : 0.f;
-      float* drow = pt + (cl * halo_rows + pr) * pwp + lane;
-#pragma unroll
-      for (int q = 0; q < kColChunks; ++q) {
-        if (q == kColChunks - 1 && lane + 32 * q >= p.PW) break;  // q < 4: lane + 32 q < 128 <= PW
-        drow[32 * q] = ex2(raw[h][q] * kLog2e - mx) * sv.y;
-      }
-    }
+    for (int q = 0; q < kColChunks; ++q)
+      if (q < kColChunks - 1 || lane + 32 * q < p.PW) drow[32 * q] = ex2(raw[q] * kLog2e - mx) * sv.y;
   }
 }
 
@@ -71,13 +98,15 @@ __device__ inline void fill_fp32(const FusedParams& p, const float2* st, float* 
 template <int KT>
 __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  tile_stats<float>(p, smem, b, i0);
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   float* pt = reinterpret_cast<float*>(smem + p.sm_p);
   const int halo_rows = p.R + 2 * p.r, pwp = (p.PW + 3) / 4 * 4;
   const bool one_tile = p.C <= p.CG;
+  // v99: the tile's score copies in flight while the statistics are waited for.
+  if (one_tile) fill_fp32_issue(p, pt, b, i0, j0, 0, p.C, pwp);
+  tile_stats<float>(p, smem, b, i0);
   if (one_tile) {
-    fill_fp32(p, st, pt, b, i0, j0, 0, p.C, pwp);
+    fill_fp32_finish(p, st, pt, 0, p.C, pwp);
     __syncthreads();
   }
   // Weights: in shared memory as [head group of 4][c][u][v][4 heads] (setup_block, v94), one
@@ -154,7 +183,8 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     for (int cg = 0; cg < p.C; cg += p.CG) {
       if (!one_tile) {
         __syncthreads();
-        fill_fp32(p, st, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp);
+        fill_fp32_issue(p, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp);
+        fill_fp32_finish(p, st, pt, cg, min(p.CG, p.C - cg), pwp);
         __syncthreads();
       }
       for (int cl = 0; cl < min(p.CG, p.C - cg); ++cl) {

@@ -35,7 +35,7 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
   EXPECT_EQ(p.CS % p.SEG, 0);
   EXPECT_EQ((p.CS / p.SEG) & (p.CS / p.SEG - 1), 0);
   if (!plan.mma) {
-    // fused_fma.cuh: 16 groups of 8 columns a row, and fill_fp32's five columns a lane (160),
+    // fused_fma.cuh: 16 groups of 8 columns a row, and fill_fp32_issue's five columns a lane (160),
     // of which only the fifth may lie past PW.
     EXPECT_EQ(p.TJ, 128);
     EXPECT_GE(p.PW, 128);
