@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace mtabench::leaderboard {
@@ -19,21 +20,40 @@ namespace {
 
 using CaseKey = std::tuple<std::string, std::string, std::string>;  // identity, implementation, hardware key
 
-// The latest record per case (records arrive sorted by time); how many each case had.
-std::map<CaseKey, std::pair<RecordView, std::size_t>> latest_per_case(const MergedRecords& set) {
-  std::map<CaseKey, std::pair<RecordView, std::size_t>> out;
+// One side's records of a case: the latest (records arrive sorted by provenance.timestamp_utc,
+// then record_sha256), how many there were, how many share the latest one's second (its
+// timestamp has whole seconds: one run can write several records of one case in the same second,
+// e.g. two workload names with one identity, and then the order among them is the hashes', not
+// the measurements'), and the workload names they carry.
+struct CaseRecords {
+  RecordView latest;
+  std::size_t records = 0, same_second = 0;
+  std::set<std::string> names;
+};
+
+std::map<CaseKey, CaseRecords> latest_per_case(const MergedRecords& set) {
+  std::map<CaseKey, CaseRecords> out;
   for (const auto& r : set.records) {
     RecordView v = view_record(r);
-    auto& slot = out[{v.identity, v.impl, v.hardware_key}];
-    slot.second += 1;
-    slot.first = v;
+    CaseRecords& slot = out[{v.identity, v.impl, v.hardware_key}];
+    slot.records += 1;
+    slot.same_second = slot.records > 1 && slot.latest.timestamp == v.timestamp ? slot.same_second + 1 : 1;
+    slot.names.insert(r["workload"]["name"].get<std::string>());
+    slot.latest = v;
   }
   return out;
 }
 
-json side_json(const RecordView& v, std::size_t records) {
-  json j{{"outcome", v.outcome},    {"record_sha256", v.sha}, {"run_id", v.run_id},
-         {"observed", v.timestamp}, {"trust", v.trust},       {"records", records}};
+json side_json(const CaseRecords& c) {
+  const RecordView& v = c.latest;
+  json j{{"outcome", v.outcome},
+         {"record_sha256", v.sha},
+         {"run_id", v.run_id},
+         {"workload_name", (*v.json)["workload"]["name"]},
+         {"observed", v.timestamp},
+         {"trust", v.trust},
+         {"records", c.records},
+         {"records_in_latest_second", c.same_second}};
   if (v.timing) {
     j["median_s"] = v.timing->median_s;
     j["ci95_low_s"] = v.timing->ci_low_s ? json(*v.timing->ci_low_s) : json(nullptr);
@@ -78,11 +98,18 @@ json compare_records(const MergedRecords& base, const MergedRecords& next, const
   for (const auto& kv : keys) {
     const CaseKey& key = kv.first;
     const auto bi = b.find(key), ni = n.find(key);
-    const RecordView& any = ni != n.end() ? ni->second.first : bi->second.first;
+    const RecordView& any = ni != n.end() ? ni->second.latest : bi->second.latest;
     const json& w = (*any.json)["workload"];
+    // Every name the case's records carry on either side (one identity may have several, as the
+    // seed and the sweep's seq 32 do), as the leaderboard names its boards.
+    std::set<std::string> names;
+    if (bi != b.end()) names.insert(bi->second.names.begin(), bi->second.names.end());
+    if (ni != n.end()) names.insert(ni->second.names.begin(), ni->second.names.end());
+    std::string name;
+    for (const auto& x : names) name += (name.empty() ? "" : " / ") + x;
     json c{{"workload",
             {{"identity", std::get<0>(key)},
-             {"name", w["name"]},
+             {"name", name},
              {"seq", w["seq"]},
              {"shape", fmt::format("k {} · seq {} · batch {} · heads {}/{} · {}", w["k"].get<int>(),
                                    w["seq"].get<std::int64_t>(), w["batch"].get<std::int64_t>(),
@@ -91,8 +118,8 @@ json compare_records(const MergedRecords& base, const MergedRecords& next, const
            {"implementation", std::get<1>(key)},
            {"hardware_key", std::get<2>(key)},
            {"hardware", hardware_label(*any.json)},
-           {"base", bi != b.end() ? side_json(bi->second.first, bi->second.second) : json(nullptr)},
-           {"new", ni != n.end() ? side_json(ni->second.first, ni->second.second) : json(nullptr)},
+           {"base", bi != b.end() ? side_json(bi->second) : json(nullptr)},
+           {"new", ni != n.end() ? side_json(ni->second) : json(nullptr)},
            {"ratio", nullptr},
            {"evidence", nullptr}};
     std::string verdict;
@@ -101,7 +128,7 @@ json compare_records(const MergedRecords& base, const MergedRecords& next, const
     else if (ni == n.end())
       verdict = "removed";
     else {
-      const RecordView &bv = bi->second.first, &nv = ni->second.first;
+      const RecordView &bv = bi->second.latest, &nv = ni->second.latest;
       const bool bt = bv.passed_with_timing(), nt = nv.passed_with_timing();
       if (bt && nt) {
         const Difference d = compare_timings(*bv.timing, *nv.timing, opt.alpha);
@@ -139,7 +166,9 @@ json compare_records(const MergedRecords& base, const MergedRecords& next, const
           {"rules",
            {fmt::format(
                 "Cases match by (workload identity, implementation name, hardware key); with several records "
-                "of a case on one side, the latest is used. Ratio = median(NEW) / median(BASE)."),
+                "of a case on one side, the latest (provenance.timestamp_utc) is used; among records of the "
+                "same second, the one with the largest record_sha256 (marked †: which of them was measured "
+                "last is not recorded). Ratio = median(NEW) / median(BASE)."),
             fmt::format(
                 "Significant: with raw samples on both sides (at least {} each), a two-sided Mann-Whitney U "
                 "test (normal approximation, tie and continuity corrections) gives p < {:g}, and the ratio's "
@@ -184,9 +213,10 @@ std::string compare_markdown(const json& doc) {
   o += "|---|---|---|---|---|---|---|---|\n";
   auto median = [](const json& side) {
     if (side.is_null()) return std::string("—");
-    if (side["median_s"].is_null()) return side["outcome"].get<std::string>();
+    const std::string tied = side.value("records_in_latest_second", 1) > 1 ? " †" : "";
+    if (side["median_s"].is_null()) return side["outcome"].get<std::string>() + tied;
     return format_seconds(side["median_s"].get<double>()) +
-           (side["n"].is_number() ? " (n " + side["n"].dump() + ")" : "");
+           (side["n"].is_number() ? " (n " + side["n"].dump() + ")" : "") + tied;
   };
   for (const auto& c : doc["cases"]) {
     std::string evidence = "—";

@@ -22,7 +22,8 @@ inline constexpr const char* kGoldenNow = "2025-06-01T00:00:00Z";
 std::vector<nlohmann::json> leaderboard_records();
 
 // Two runs for compare: every verdict once (same, slower, faster, unsure, same-but-significant,
-// CI-only slower, failing, added, removed).
+// CI-only slower, failing, added, removed); in the new run, one case twice in the same second
+// under two workload names.
 std::vector<nlohmann::json> compare_base();
 std::vector<nlohmann::json> compare_new();
 

@@ -5,6 +5,7 @@
 #include "harness/leaderboard/compare.h"
 #include "harness/leaderboard/merge.h"
 #include "harness/leaderboard/model.h"
+#include "harness/record.h"
 
 #include <gtest/gtest.h>
 
@@ -163,6 +164,42 @@ TEST(GoldenCompareRules, EveryVerdict) {
   const json aa = leaderboard::compare_records(merged(compare_base()), merged(compare_base()), opt);
   EXPECT_EQ(aa["summary"]["same"], 8);
   EXPECT_EQ(leaderboard::compare_exit_code(aa), 0);
+}
+
+// One identity, two names, two records in one second (the seed and the sweep's seq 32 in one
+// run): the case is named by both, and the side says that the record it used is one of two of
+// that second (their order is the hashes', not the measurements'), in the JSON and by a mark in
+// the Markdown; a record of a later second is simply the latest.
+TEST(GoldenCompareRules, RecordsOfOneCaseInOneSecondAreNamedAndMarked) {
+  leaderboard::CompareOptions opt;
+  const json doc = leaderboard::compare_records(merged(compare_base()), merged(compare_new()), opt);
+  const json* fused64 = nullptr;
+  for (const auto& c : doc["cases"])
+    if (c["implementation"] == "fused" && c["workload"]["seq"] == 64) fused64 = &c;
+  ASSERT_NE(fused64, nullptr);
+  EXPECT_EQ((*fused64)["workload"]["name"], "sweep / sweep-seq64");
+  EXPECT_EQ((*fused64)["new"]["records"], 2);
+  EXPECT_EQ((*fused64)["new"]["records_in_latest_second"], 2);
+  EXPECT_EQ((*fused64)["base"]["records_in_latest_second"], 1);
+  const std::string md = leaderboard::compare_markdown(doc);
+  std::size_t marks = 0;
+  for (std::size_t at = md.find(" \u2020 |"); at != std::string::npos; at = md.find(" \u2020 |", at + 1)) ++marks;
+  EXPECT_EQ(marks, 1u);
+  EXPECT_NE(md.find("sweep / sweep-seq64"), std::string::npos);
+
+  // The same two records a second apart: the later one is used, unmarked.
+  std::vector<json> later = compare_new();
+  for (auto& r : later)
+    if (r["workload"]["name"] == "sweep-seq64") {
+      r["provenance"]["timestamp_utc"] = "2025-05-21T00:00:01Z";
+      r = seal_record(std::move(r));
+    }
+  const json doc2 = leaderboard::compare_records(merged(compare_base()), merged(later), opt);
+  for (const auto& c : doc2["cases"])
+    if (c["implementation"] == "fused" && c["workload"]["seq"] == 64) {
+      EXPECT_EQ(c["new"]["workload_name"], "sweep-seq64");
+      EXPECT_EQ(c["new"]["records_in_latest_second"], 1);
+    }
 }
 
 }  // namespace
