@@ -105,11 +105,9 @@ json compare_records(const MergedRecords& base, const MergedRecords& next, const
     std::set<std::string> names;
     if (bi != b.end()) names.insert(bi->second.names.begin(), bi->second.names.end());
     if (ni != n.end()) names.insert(ni->second.names.begin(), ni->second.names.end());
-    std::string name;
-    for (const auto& x : names) name += (name.empty() ? "" : " / ") + x;
     json c{{"workload",
             {{"identity", std::get<0>(key)},
-             {"name", name},
+             {"name", workload_names(names)},
              {"seq", w["seq"]},
              {"shape", fmt::format("k {} · seq {} · batch {} · heads {}/{} · {}", w["k"].get<int>(),
                                    w["seq"].get<std::int64_t>(), w["batch"].get<std::int64_t>(),

@@ -109,4 +109,10 @@ std::string short_hash(const std::string& sha256) {
   return sha256.size() > 12 ? sha256.substr(0, 12) + "…" : sha256;
 }
 
+std::string workload_names(const std::set<std::string>& names) {
+  std::string name;
+  for (const auto& n : names) name += (name.empty() ? "" : " / ") + n;
+  return name;
+}
+
 }  // namespace mtabench::leaderboard

@@ -3,6 +3,7 @@
 // timestamps, escaping for Markdown tables and HTML.
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace mtabench::leaderboard {
@@ -27,5 +28,7 @@ double round_sig(double x, int digits = 6);
 std::string html_escape(const std::string& s);
 std::string markdown_cell(const std::string& s);    // escapes | and turns newlines into spaces
 std::string short_hash(const std::string& sha256);  // first 12 hex digits and an ellipsis
+// A workload named by all its records' names: "seed / sweep-seq32" (one identity, several names).
+std::string workload_names(const std::set<std::string>& names);
 
 }  // namespace mtabench::leaderboard

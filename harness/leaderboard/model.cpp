@@ -29,10 +29,8 @@ json workload_json(const std::vector<RecordView>& recs) {
   const json& w = (*recs.front().json)["workload"];
   std::set<std::string> names;
   for (const auto& r : recs) names.insert((*r.json)["workload"]["name"].get<std::string>());
-  std::string name;
-  for (const auto& n : names) name += (name.empty() ? "" : " / ") + n;
   return {{"identity", w["identity"]},
-          {"name", name},
+          {"name", workload_names(names)},
           {"semantics", w["semantics"]},
           {"k", w["k"]},
           {"seq", w["seq"]},
