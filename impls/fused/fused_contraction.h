@@ -68,7 +68,9 @@ MTABENCH_HD inline int fill4_vectors(const FusedParams& p) { return p.TJ / 8 + 2
 MTABENCH_HD inline int fill4_tasks(const FusedParams& p) { return (p.R + 2 * p.r) * fill4_vectors(p); }
 // ceil(2^32 / d): q * magic >> 32 = q / d for the few hundred q a tile has (checked by the plan
 // test); a multiply-high instead of the ten-instruction integer division (v21b).
-inline unsigned fill4_magic(int d) { return static_cast<unsigned>((0x100000000ull + d - 1) / d); }
+// 32-bit arithmetic (floor((2^32 - 1) / d) + 1, the same value): the fp32 fill computes it in the
+// kernel, where a 64-bit division by a run-time d is a call that cost the instance its registers.
+MTABENCH_HD inline unsigned fill4_magic(int d) { return 0xFFFFFFFFu / static_cast<unsigned>(d) + 1u; }
 MTABENCH_HD inline Fill4Slot fill4_task(const FusedParams& p, int task) {
   const int pr = static_cast<int>((static_cast<unsigned long long>(static_cast<unsigned>(task)) * p.fill4_magic) >> 32);
   return {pr, task - pr * fill4_vectors(p)};

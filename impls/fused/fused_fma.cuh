@@ -32,8 +32,8 @@ struct Fp32Fill {
 };
 __device__ inline Fp32Fill fp32_fill_shape(const FusedParams& p, int nch) {
   const int halo_rows = p.R + 2 * p.r;
-  // magic = ceil(2^32 / nch): off by under one part in 2^32 a unit.
-  return {halo_rows, halo_rows * nch, nch > 1 ? 0xFFFFFFFFu / static_cast<unsigned>(nch) + 1u : 0u, nch};
+  // magic = ceil(2^32 / nch), as fill4's (fused_contraction.h): off by under one part in 2^32 a unit.
+  return {halo_rows, halo_rows * nch, nch > 1 ? fill4_magic(nch) : 0u, nch};
 }
 
 // Column lane + 32 Q of a task: copied (both addresses as one register and an immediate offset,
