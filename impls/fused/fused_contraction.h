@@ -78,6 +78,14 @@ MTABENCH_HD inline Fill4Slot fill4_task(const FusedParams& p, int task) {
 MTABENCH_HD inline int fill4_tile_byte(const FusedParams& p, int pr, int v) { return (pr * p.PW + 8 * v) * 8; }
 MTABENCH_HD inline int fill4_chunk_xor(int v) { return (v >> 1) & 3; }
 
+// ---- fp32 tile (fused_fma.cuh) -----------------------------------------------------------------
+// v100: tile column t of the fp32 path's probability tile sits at shared column t + fp32_shift(r):
+// global column j0 - r + t (j0 a multiple of 128) and its shared column then agree mod 4, so where
+// a row starts 16-byte aligned (seq a multiple of 4) its scores copy as 16-byte chunks. The row
+// pitch is the shifted row rounded up to whole chunks.
+MTABENCH_HD constexpr int fp32_shift(int r) { return (4 - r % 4) % 4; }
+MTABENCH_HD inline int fp32_pitch(const FusedParams& p) { return (fp32_shift(p.r) + p.PW + 3) / 4 * 4; }
+
 // ---- wgmma path (fused_wgmma.cuh) ------------------------------------------------------------
 // Byte offset in the channel-chunk-major probability tile of (tile row, tile column, channel).
 MTABENCH_HD inline int chunked_offset(const FusedParams& p, int row, int col, int c) {

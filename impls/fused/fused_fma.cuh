@@ -6,88 +6,130 @@
 namespace mtabench::fused {
 
 // ---- probability tile, fp32 path -----------------------------------------------------------------
-// The probability tile of this path: float, channel cl's halo rows at pt + cl * halo_rows * pwp,
-// row pitch pwp, and TJ = 128 (the plan's only fp32 tile), so of a lane's five columns only the
-// last, 128 + lane, can lie past PW. A task is one (row, channel) row of the tile, a warp's lanes
-// over its columns. v98 cut the integer work of a task (the row by a multiply-high, int rows and
-// columns, one range check a column, -inf for a column not loaded: ex2(-inf - max) = 0, and a
-// row without statistics, off the tensor or a padding channel, has (-inf, 0): its max is taken
-// as 0, so 0 * 0, not NaN).
-// v99: in two passes. v98's fill loaded two tasks' ten values a lane into registers, then waited
-// for them: ~4.5 rounds of DRAM round trips an item, and Nsight Compute at fp32 seq 4096 put
-// 18.7% of all stall samples on the first use of those loads (long scoreboard). Now
-// fill_fp32_issue copies every raw score of the thread's tasks straight into its place in the
-// tile (cp.async, 4 bytes, no register held) and stores -inf where nothing is loaded, so all of a
-// thread's ~45 loads are in flight at once; fill_fp32_finish waits for this thread's own copies
-// and turns its own elements into probabilities in place. A thread transforms only what it
-// copied, so no barrier lies between the passes, and the issue pass needs no statistics: the
-// caller issues it before waiting for them (tile_stats).
+// The probability tile of this path: float, channel cl's halo rows at pt + cl * halo_rows * pwp
+// (pwp = fp32_pitch), tile column t at shared column t + sh (sh = fp32_shift(r), v100), and TJ =
+// 128 (the plan's only fp32 tile). In two passes (v99): the issue pass copies the tile's raw
+// scores straight into their places (cp.async, no register held: all of a thread's loads in
+// flight at once, and issued before the statistics are waited for); the finish pass, after every
+// copy has landed, turns them into probabilities in place: p = 2^(s log2e - max) / sum where the
+// column is in the tensor, on or below the diagonal and in the tile, 0 elsewhere (a select: what
+// lies there was not loaded, or lies above the diagonal). A row without statistics (off the
+// tensor, a padding channel) has none of its columns valid. (The diagnostic build without the
+// fill's loads, kAblateFillLoads, transforms whatever the tile held: its outputs are not checked.)
+// v100: where seq is a multiple of 4 and the tensor 16-byte aligned (every row is then) the
+// copies are 16-byte chunks, four columns each: v99's one copy a column cost ~16 instructions
+// (three of them never-executed LDS that ptxas puts before each LDGSTS), ~45 copies a thread an
+// item. Otherwise v99's 4-byte copies, into the same layout. The finish pass walks the tile's
+// chunks: (task = (row, channel), chunk).
 struct Fp32Fill {
-  int halo_rows, tasks;
-  unsigned magic;  // task / nch = umulhi(task, magic) for every task < 2^32 / nch; nch 1 needs none
+  int halo_rows, tasks, chunks;  // chunks: 16-byte chunks a row (pwp / 4)
+  unsigned row_magic;    // task / nch = umulhi(task, row_magic) for every task < 2^32 / nch; nch 1 needs none
+  unsigned chunk_magic;  // e / chunks likewise
   int nch;
   __device__ int row_of(int task) const {
-    return nch > 1 ? static_cast<int>(__umulhi(static_cast<unsigned>(task), magic)) : task;
+    return nch > 1 ? static_cast<int>(__umulhi(static_cast<unsigned>(task), row_magic)) : task;
   }
+  __device__ int task_of(int e) const { return static_cast<int>(__umulhi(static_cast<unsigned>(e), chunk_magic)); }
 };
-__device__ inline Fp32Fill fp32_fill_shape(const FusedParams& p, int nch) {
+__device__ inline Fp32Fill fp32_fill_shape(const FusedParams& p, int nch, int pwp) {
   const int halo_rows = p.R + 2 * p.r;
-  // magic = ceil(2^32 / nch), as fill4's (fused_contraction.h): off by under one part in 2^32 a unit.
-  return {halo_rows, halo_rows * nch, nch > 1 ? fill4_magic(nch) : 0u, nch};
+  // ceil(2^32 / d) as fill4's (fused_contraction.h)
+  return {halo_rows, halo_rows * nch, pwp / 4, nch > 1 ? fill4_magic(nch) : 0u, fill4_magic(pwp / 4), nch};
 }
 
-// Column lane + 32 Q of a task: copied (both addresses as one register and an immediate offset,
-// which ptxas did not fold from a computed pointer: four address instructions a copy), or -inf.
+// v99's copy of tile column lane + 32 Q of a task, where loaded (both addresses as one register
+// and an immediate offset, which ptxas did not fold from a computed pointer).
 template <int Q>
-__device__ __forceinline__ void fp32_column(unsigned dst, const float* src, float* drow, bool loaded) {
+__device__ __forceinline__ void fp32_column(unsigned dst, const float* src, bool loaded) {
   if (loaded) asm volatile("cp.async.ca.shared.global [%0+%2], [%1+%2], 4;\n" ::"r"(dst), "l"(src), "n"(128 * Q) : "memory");
-  else drow[32 * Q] = -INFINITY;
 }
 
 __device__ inline void fill_fp32_issue(const FusedParams& p, float* pt, int b, long long i0, long long j0, int c0, int nch,
-                                       int pwp) {
-  const Fp32Fill f = fp32_fill_shape(p, nch);
+                                       int pwp, int sh) {
+  const Fp32Fill f = fp32_fill_shape(p, nch, pwp);
+  const int S = static_cast<int>(p.S), ib = static_cast<int>(i0) - p.r, jb = static_cast<int>(j0) - p.r;
+  const long long plane = static_cast<long long>(S) * S;
+  const float* batch = static_cast<const float*>(p.scores) + static_cast<long long>(b) * p.C * plane;
+  if (S % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0) {
+    // Chunk ch holds global columns g0 .. g0 + 3, g0 = jb - sh + 4 ch (a multiple of 4). It is
+    // copied when some of it is on or below the diagonal and none of it before column 0; it then
+    // ends inside the row (g0 <= ip < S, g0 and S multiples of 4). The chunk on the diagonal reads
+    // up to three scores above it, in the sector the row's last ones come in anyway; the finish
+    // pass drops them.
+    #pragma unroll 1
+    for (int e = threadIdx.x; e < f.tasks * f.chunks; e += kThreads) {
+      const int task = f.task_of(e), ch = e - task * f.chunks;
+      const int pr = f.row_of(task), cl = task - pr * nch, c = c0 + cl, ip = ib + pr, g0 = jb - sh + 4 * ch;
+      if ((kAblate & kAblateFillLoads) || c >= p.C || ip < 0 || ip >= S || g0 < 0 || g0 > ip) continue;
+      const float* src = batch + c * plane + static_cast<long long>(ip) * S + g0;
+      const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(pt + (cl * f.halo_rows + pr) * pwp + 4 * ch));
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+    }
+    return;
+  }
+  // One column a copy (v99): a warp takes a task, its lanes columns t = lane + 32 q.
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   constexpr int kW = kThreads / 32;
-  const int S = static_cast<int>(p.S), ib = static_cast<int>(i0) - p.r, jb = static_cast<int>(j0) - p.r;
   const int lo = max(-jb, 0);  // the first tile column inside the tensor (> 0 only at j0 = 0)
-  const long long plane = static_cast<long long>(S) * S;
-  const float* batch = static_cast<const float*>(p.scores) + static_cast<long long>(b) * p.C * plane + jb;
   #pragma unroll 1
   for (int task = warp; task < f.tasks; task += kW) {
     const int pr = f.row_of(task), cl = task - pr * nch, c = c0 + cl, ip = ib + pr;
-    const bool row_ok = !(kAblate & kAblateFillLoads) && c < p.C && ip >= 0 && ip < S;
-    // Tile columns lo .. hi are loaded: in the tensor, on or below the diagonal, in the tile.
-    const int hi = row_ok ? min(ip - jb, p.PW - 1) : -1;
-    const float* src = (row_ok ? batch + c * plane + static_cast<long long>(ip) * S : batch) + lane;
-    float* drow = pt + (cl * f.halo_rows + pr) * pwp + lane;
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(drow));
-    fp32_column<0>(dst, src, drow, lane >= lo && lane <= hi);
-    fp32_column<1>(dst, src, drow, lane + 32 >= lo && lane + 32 <= hi);
-    fp32_column<2>(dst, src, drow, lane + 64 >= lo && lane + 64 <= hi);
-    fp32_column<3>(dst, src, drow, lane + 96 <= hi);  // lo <= r < 96
-    if (lane + 128 < p.PW) fp32_column<4>(dst, src, drow, lane + 128 <= hi);  // columns 0-127 are < PW
+    if ((kAblate & kAblateFillLoads) || c >= p.C || ip < 0 || ip >= S) continue;
+    const int hi = min(ip - jb, p.PW - 1);  // tile columns lo .. hi: on or below the diagonal, in the tile
+    const float* src = batch + c * plane + static_cast<long long>(ip) * S + jb + lane;
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(pt + (cl * f.halo_rows + pr) * pwp + sh + lane));
+    fp32_column<0>(dst, src, lane >= lo && lane <= hi);
+    fp32_column<1>(dst, src, lane + 32 >= lo && lane + 32 <= hi);
+    fp32_column<2>(dst, src, lane + 64 >= lo && lane + 64 <= hi);
+    fp32_column<3>(dst, src, lane + 96 <= hi);   // lo <= r < 96
+    fp32_column<4>(dst, src, lane + 128 <= hi);  // hi < PW
   }
 }
 
-__device__ inline void fill_fp32_finish(const FusedParams& p, const float2* st, float* pt, int c0, int nch, int pwp) {
-  const Fp32Fill f = fp32_fill_shape(p, nch);
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  constexpr int kW = kThreads / 32;
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
+__device__ inline void fill_fp32_finish(const FusedParams& p, const float2* st, float* pt, long long i0, long long j0, int c0,
+                                        int nch, int pwp, int sh) {
+  const Fp32Fill f = fp32_fill_shape(p, nch, pwp);
+  const int S = static_cast<int>(p.S), ib = static_cast<int>(i0) - p.r, jb = static_cast<int>(j0) - p.r;
+  const int lo = sh + max(-jb, 0);  // shared columns lo .. hi of a row are valid
   #pragma unroll 1
-  for (int task = warp; task < f.tasks; task += kW) {
-    const int pr = f.row_of(task), cl = task - pr * nch, c = c0 + cl;
-    const float2 sv = c < p.C ? st[pr * p.C + c] : make_float2(0.f, 0.f);
-    const float mx = sv.y > 0.f ? sv.x : 0.f;
-    float* drow = pt + (cl * f.halo_rows + pr) * pwp + lane;
-    float raw[kColChunks];
+  for (int e = threadIdx.x; e < f.tasks * f.chunks; e += kThreads) {
+    const int task = f.task_of(e), ch = e - task * f.chunks;
+    const int pr = f.row_of(task), cl = task - pr * nch, c = c0 + cl, ip = ib + pr;
+    const bool row_ok = c < p.C && ip >= 0 && ip < S;
+    const float2 sv = row_ok ? st[pr * p.C + c] : make_float2(0.f, 0.f);
+    const float mx = sv.y > 0.f ? sv.x : 0.f;  // as v98: a row of -inf scores has (-inf, 0); 0, not NaN
+    const int hi = row_ok ? sh + min(ip - jb, p.PW - 1) : -1;
+    float4* at = reinterpret_cast<float4*>(pt + (cl * f.halo_rows + pr) * pwp + 4 * ch);
+    float v[4];
+    *reinterpret_cast<float4*>(v) = *at;
 #pragma unroll
-    for (int q = 0; q < kColChunks; ++q)
-      if (q < kColChunks - 1 || lane + 32 * q < p.PW) raw[q] = drow[32 * q];
+    for (int x = 0; x < 4; ++x) {
+      const int col = 4 * ch + x;
+      v[x] = col >= lo && col <= hi ? ex2(v[x] * kLog2e - mx) * sv.y : 0.f;
+    }
+    *at = *reinterpret_cast<const float4*>(v);
+  }
+}
+
+// Window row [SH, SH + NW) of a thread's shared row into win, in the fewest 16-, 8- and 4-byte
+// loads that keep to their alignment (row is 16-byte aligned; v96: the window in 16-byte loads,
+// where one 4-byte load a value conflicted 4-way). All of it compile-time.
+__host__ __device__ constexpr bool win4_at(int c, int lo, int end) { return c % 4 == 0 && c >= lo && c + 4 <= end; }
+__host__ __device__ constexpr bool win2_at(int c, int lo, int end) { return c % 2 == 0 && c >= lo && c + 2 <= end && !win4_at(c - c % 4, lo, end); }
+template <int SH, int NW>
+__device__ __forceinline__ void load_window(const float* row, float (&win)[NW]) {
+  constexpr int END = SH + NW;
 #pragma unroll
-    for (int q = 0; q < kColChunks; ++q)
-      if (q < kColChunks - 1 || lane + 32 * q < p.PW) drow[32 * q] = ex2(raw[q] * kLog2e - mx) * sv.y;
+  for (int c = SH; c < END; ++c) {
+    if (win4_at(c, SH, END)) {
+      const float4 q = *reinterpret_cast<const float4*>(row + c);
+      win[c - SH] = q.x, win[c - SH + 1] = q.y, win[c - SH + 2] = q.z, win[c - SH + 3] = q.w;
+    } else if (win2_at(c, SH, END)) {
+      const float2 q = *reinterpret_cast<const float2*>(row + c);
+      win[c - SH] = q.x, win[c - SH + 1] = q.y;
+    } else if (!win4_at(c - c % 4, SH, END) && !win2_at(c - c % 2, SH, END)) {
+      win[c - SH] = row[c];
+    }
   }
 }
 
@@ -100,13 +142,17 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   const float2* st = reinterpret_cast<const float2*>(smem + p.sm_stats);
   float* pt = reinterpret_cast<float*>(smem + p.sm_p);
-  const int halo_rows = p.R + 2 * p.r, pwp = (p.PW + 3) / 4 * 4;
+  // The tile's shift and pitch (fused_contraction.h): compile-time for KT > 0.
+  const int sh = KT > 0 ? fp32_shift(KT / 2) : fp32_shift(p.r);
+  const int halo_rows = p.R + 2 * p.r, pwp = KT > 0 ? (fp32_shift(KT / 2) + 128 + KT - 1 + 3) / 4 * 4 : fp32_pitch(p);
   const bool one_tile = p.C <= p.CG;
   // v99: the tile's score copies in flight while the statistics are waited for.
-  if (one_tile) fill_fp32_issue(p, pt, b, i0, j0, 0, p.C, pwp);
+  if (one_tile) fill_fp32_issue(p, pt, b, i0, j0, 0, p.C, pwp, sh);
   tile_stats<float>(p, smem, b, i0);
   if (one_tile) {
-    fill_fp32_finish(p, st, pt, 0, p.C, pwp);
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();
+    fill_fp32_finish(p, st, pt, i0, j0, 0, p.C, pwp, sh);
     __syncthreads();
   }
   // Weights: in shared memory as [head group of 4][c][u][v][4 heads] (setup_block, v94), one
@@ -133,22 +179,11 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
       if constexpr (KT > 0) {
 #pragma unroll
         for (int u = 0; u < KT; ++u) {
+          // row is 16-byte aligned: the tile, its pitch pwp (a multiple of 4) and g0 (of 8); the
+          // window starts sh columns in (v100).
           const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
-          // v96: the window row in 16-byte loads (and an 8-byte tail for odd KT), where v94b made one
-          // 4-byte load a value: with 8 columns a thread, 16 threads a row, those loads conflicted
-          // 4-way (Nsight Compute at fp32 seq 4096: 56% of the shared wavefronts excess). row is
-          // 16-byte aligned: the tile, its pitch pwp (a multiple of 4) and g0 (of 8).
           float win[8 + KT - 1];
-#pragma unroll
-          for (int x = 0; x + 4 <= 8 + KT - 1; x += 4) {
-            const float4 v4 = *reinterpret_cast<const float4*>(row + x);
-            win[x] = v4.x, win[x + 1] = v4.y, win[x + 2] = v4.z, win[x + 3] = v4.w;
-          }
-          if constexpr ((8 + KT - 1) % 4 == 2) {
-            const float2 v2 = *reinterpret_cast<const float2*>(row + (8 + KT - 1) / 4 * 4);
-            win[8 + KT - 3] = v2.x, win[8 + KT - 2] = v2.y;
-          }
-          static_assert((8 + KT - 1) % 4 == 0 || (8 + KT - 1) % 4 == 2, "odd KT: whole float4s and a float2");
+          load_window<fp32_shift(KT / 2)>(row, win);
 #pragma unroll
           for (int v = 0; v < KT; ++v) {
             const float4 w4 = weight_of(c, u * KT + v);
@@ -161,7 +196,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
         }
       } else {
         for (int u = 0; u < K; ++u) {
-          const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0;
+          const float* row = pt + (cl * halo_rows + rho + u) * pwp + g0 + sh;
           for (int v = 0; v < K; ++v) {
             const float4 w4 = weight_of(c, u * K + v);
             const float wv[4] = {w4.x, w4.y, w4.z, w4.w};
@@ -183,8 +218,10 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     for (int cg = 0; cg < p.C; cg += p.CG) {
       if (!one_tile) {
         __syncthreads();
-        fill_fp32_issue(p, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp);
-        fill_fp32_finish(p, st, pt, cg, min(p.CG, p.C - cg), pwp);
+        fill_fp32_issue(p, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp, sh);
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
+        __syncthreads();
+        fill_fp32_finish(p, st, pt, i0, j0, cg, min(p.CG, p.C - cg), pwp, sh);
         __syncthreads();
       }
       for (int cl = 0; cl < min(p.CG, p.C - cg); ++cl) {

@@ -135,7 +135,7 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     off += align16(halo_rows * stats_row_bytes());
     p.sm_p = off;
     if (plan.mma) off += align16(halo_rows * p.PW * p.pitch_w * 4);
-    else off += align16(p.CG * halo_rows * ((p.PW + 3) / 4 * 4) * 4);
+    else off += align16(p.CG * halo_rows * fp32_pitch(p) * 4);  // v100: the shifted rows
     // + 8 (ldmatrix path) or + 16 (interleave: a head is then 8 banks from the next, v7): the t
     // lanes' heads in different banks.
     p.yhp = p.R * (tj + 8) + (p.ldsm ? 8 : 16);

@@ -35,11 +35,24 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
   EXPECT_EQ(p.CS % p.SEG, 0);
   EXPECT_EQ((p.CS / p.SEG) & (p.CS / p.SEG - 1), 0);
   if (!plan.mma) {
-    // fused_fma.cuh: 16 groups of 8 columns a row, and fill_fp32_issue's five columns a lane (160),
+    // fused_fma.cuh: 16 groups of 8 columns a row, and v99's one-column copies, five a lane (160),
     // of which only the fifth may lie past PW.
     EXPECT_EQ(p.TJ, 128);
     EXPECT_GE(p.PW, 128);
     EXPECT_LE(p.PW, 5 * 32);
+    // v100: tile column t at shared column t + shift, so that global column j0 - r + t (j0 a
+    // multiple of TJ) and its shared column agree mod 4 (16-byte copies), in rows of whole
+    // 16-byte chunks, all of them inside the tile's space.
+    const int sh = fp32_shift(p.r), pitch = fp32_pitch(p);
+    EXPECT_GE(sh, 0);
+    EXPECT_LT(sh, 4);
+    EXPECT_EQ((sh + p.r) % 4, 0);
+    EXPECT_EQ(p.TJ % 4, 0);
+    EXPECT_EQ(pitch % 4, 0);
+    EXPECT_GE(pitch, sh + p.PW);
+    EXPECT_LT(pitch, sh + p.PW + 4);
+    EXPECT_LE(p.sm_p + p.CG * (p.R + 2 * p.r) * pitch * 4, p.sm_total);
+    EXPECT_EQ(p.sm_p % 16, 0);
   }
   if (p.fill4) {
     // The four-channel tile's ldmatrix chunks (v7): 16-byte aligned (window rows start at an
