@@ -147,4 +147,45 @@ __device__ __forceinline__ float2 unpack2(unsigned w) {
   }
 }
 
+// ---- mbarriers (sm_90a; the warp-specialised kernel's pipeline, v41, and the fp32 fill's bulk
+// copies, v102) ------------------------------------------------------------------------------------
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ __forceinline__ unsigned smem_u32(const void* ptr) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(ptr));
+}
+__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+// Arrival with release semantics: this thread's earlier shared-memory accesses are visible to
+// (or, for reads, done before) the waiters of the phase it completes.
+__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_u32(bar)) : "memory");
+}
+// Until the phase of this parity has completed (acquire). try_wait suspends the thread until the
+// phase completes or the hint's time (10 ms, as CUTLASS's barrier wait) runs out, instead of the
+// system's short default: v41's consumers went round this loop ~45 times a wait (3.0 M
+// executions at k 7 heads 32), issue slots the producer's warps on the same schedulers could use.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+  constexpr unsigned kSuspendNs = 10000000u;
+  const unsigned at = smem_u32(bar);
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(at), "r"(parity), "r"(kSuspendNs)
+                 : "memory");
+}
+// Until the phase that `state` (an arrival's token) names has completed (acquire), as mbar_wait.
+__device__ __forceinline__ void mbar_wait_token(unsigned long long* bar, unsigned long long state) {
+  constexpr unsigned kSuspendNs = 10000000u;
+  const unsigned at = smem_u32(bar);
+  unsigned done = 0;
+  while (!done)
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done)
+                 : "r"(at), "l"(state), "r"(kSuspendNs)
+                 : "memory");
+}
+#endif
+
 }  // namespace mtabench::fused

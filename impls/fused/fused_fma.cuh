@@ -44,13 +44,56 @@ __device__ __forceinline__ void fp32_column(unsigned dst, const float* src, bool
   if (loaded) asm volatile("cp.async.ca.shared.global [%0+%2], [%1+%2], 4;\n" ::"r"(dst), "l"(src), "n"(128 * Q) : "memory");
 }
 
-__device__ inline void fill_fp32_issue(const FusedParams& p, float* pt, int b, long long i0, long long j0, int c0, int nch,
-                                       int pwp, int sh) {
+// Whether the fill copies 16-byte chunks (v100; on sm_90a a row's chunks as one bulk copy, v102).
+__device__ __forceinline__ bool fp32_chunked(const FusedParams& p) {
+  return p.S % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0;
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// v102: the bulk copies' mbarrier, one a block (setup_block initialises it for kThreads arrivals):
+// each phase is one fill, every thread arriving once after its copies (fill_fp32_issue).
+__shared__ unsigned long long fp32_fill_bar;
+#endif
+
+// Returns the fill's mbarrier token where the copies are bulk ones (v102), else 0; pass it to
+// fill_fp32_wait.
+__device__ inline unsigned long long fill_fp32_issue(const FusedParams& p, float* pt, int b, long long i0, long long j0,
+                                                     int c0, int nch, int pwp, int sh) {
   const Fp32Fill f = fp32_fill_shape(p, nch, pwp);
   const int S = static_cast<int>(p.S), ib = static_cast<int>(i0) - p.r, jb = static_cast<int>(j0) - p.r;
   const long long plane = static_cast<long long>(S) * S;
   const float* batch = static_cast<const float*>(p.scores) + static_cast<long long>(b) * p.C * plane;
-  if (S % 4 == 0 && (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (fp32_chunked(p)) {
+    // v102: a (row, channel) task's chunks (v100's, below) are contiguous on both sides, so one
+    // bulk copy (the TMA unit, L2 to shared memory, completing on fp32_fill_bar) moves them all:
+    // 72 copies an item at k 3 instead of ~610, and ~75% of the threads issue none (v100's issue
+    // loop was ~41 instructions a chunk, 13% of the kernel's instructions at seq 4096). Chunk ch
+    // holds columns G + 4 ch .. G + 4 ch + 3, G = jb - sh (a multiple of 4); copied: from the
+    // first at or after column 0 to the last starting on or below the diagonal (ending inside
+    // the row: G and S are multiples of 4).
+    const int G = jb - sh, first = G < 0 ? -G / 4 : 0;
+    const unsigned bar = smem_u32(&fp32_fill_bar);
+    #pragma unroll 1
+    for (int task = threadIdx.x; task < f.tasks; task += kThreads) {
+      const int pr = f.row_of(task), cl = task - pr * nch, c = c0 + cl, ip = ib + pr;
+      if ((kAblate & kAblateFillLoads) || c >= p.C || ip < 0 || ip >= S || ip < G) continue;
+      const int last = min(f.chunks - 1, (ip - G) >> 2);
+      if (last < first) continue;
+      const unsigned bytes = 16u * static_cast<unsigned>(last - first + 1);
+      const float* src = batch + c * plane + static_cast<long long>(ip) * S + G + 4 * first;
+      const unsigned dst = smem_u32(pt + (cl * f.halo_rows + pr) * pwp + 4 * first);
+      asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+                   "l"(src), "r"(bytes), "r"(bar)
+                   : "memory");
+    }
+    unsigned long long state;
+    asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];\n" : "=l"(state) : "r"(bar) : "memory");
+    return state;
+  }
+#endif
+  if (fp32_chunked(p)) {
     // Chunk ch holds global columns g0 .. g0 + 3, g0 = jb - sh + 4 ch (a multiple of 4). It is
     // copied when some of it is on or below the diagonal and none of it before column 0; it then
     // ends inside the row (g0 <= ip < S, g0 and S multiples of 4). The chunk on the diagonal reads
@@ -65,7 +108,7 @@ __device__ inline void fill_fp32_issue(const FusedParams& p, float* pt, int b, l
       const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(pt + (cl * f.halo_rows + pr) * pwp + 4 * ch));
       asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
     }
-    return;
+    return 0;
   }
   // One column a copy (v99): a warp takes a task, its lanes columns t = lane + 32 q.
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -84,6 +127,27 @@ __device__ inline void fill_fp32_issue(const FusedParams& p, float* pt, int b, l
     fp32_column<3>(dst, src, lane + 96 <= hi);   // lo <= r < 96
     fp32_column<4>(dst, src, lane + 128 <= hi);  // hi < PW
   }
+  return 0;
+}
+
+// Until the fill's copies have landed, all of them (the finish pass reads other threads' chunks).
+__device__ __forceinline__ void fill_fp32_wait(const FusedParams& p, unsigned long long token) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if (fp32_chunked(p)) {
+    mbar_wait_token(&fp32_fill_bar, token);
+    return;
+  }
+#endif
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();
+}
+
+// Before a barrier that ends the tile's use (the contraction's reads, the finish pass's writes):
+// those generic-proxy accesses ordered before the next fill's bulk copies (the async proxy).
+__device__ __forceinline__ void fp32_tile_release() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
 }
 
 __device__ inline void fill_fp32_finish(const FusedParams& p, const float2* st, float* pt, long long i0, long long j0, int c0,
@@ -147,11 +211,10 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
   const int halo_rows = p.R + 2 * p.r, pwp = KT > 0 ? (fp32_shift(KT / 2) + 128 + KT - 1 + 3) / 4 * 4 : fp32_pitch(p);
   const bool one_tile = p.C <= p.CG;
   // v99: the tile's score copies in flight while the statistics are waited for.
-  if (one_tile) fill_fp32_issue(p, pt, b, i0, j0, 0, p.C, pwp, sh);
+  const unsigned long long token = one_tile ? fill_fp32_issue(p, pt, b, i0, j0, 0, p.C, pwp, sh) : 0ull;
   tile_stats<float>(p, smem, b, i0);
   if (one_tile) {
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
-    __syncthreads();
+    fill_fp32_wait(p, token);
     fill_fp32_finish(p, st, pt, i0, j0, 0, p.C, pwp, sh);
     __syncthreads();
   }
@@ -217,10 +280,10 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
     };
     for (int cg = 0; cg < p.C; cg += p.CG) {
       if (!one_tile) {
+        fp32_tile_release();
         __syncthreads();
-        fill_fp32_issue(p, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp, sh);
-        asm volatile("cp.async.wait_all;\n" ::: "memory");
-        __syncthreads();
+        const unsigned long long t = fill_fp32_issue(p, pt, b, i0, j0, cg, min(p.CG, p.C - cg), pwp, sh);
+        fill_fp32_wait(p, t);
         fill_fp32_finish(p, st, pt, i0, j0, cg, min(p.CG, p.C - cg), pwp, sh);
         __syncthreads();
       }
@@ -249,6 +312,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
       }
     }
   }
+  fp32_tile_release();
   __syncthreads();
 }
 

@@ -31,6 +31,15 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
   float* bias_s = reinterpret_cast<float*>(smem + p.sm_bias);
   const T* bias = static_cast<const T*>(p.bias);
   for (int o = threadIdx.x; o < (p.O + 7) / 8 * 8; o += NTHR) bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  // v102: the fp32 fill's mbarrier (fused_fma.cuh), initialised before the set-up's barrier.
+  if constexpr (!MMA && !WG) {
+    if (threadIdx.x == 0) {
+      mbar_init(&fp32_fill_bar, NTHR);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+  }
+#endif
   if constexpr (WG) {
     load_weight_cores<T>(p, smem);
   } else if constexpr (MMA) {
