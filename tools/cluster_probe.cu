@@ -2,43 +2,46 @@
 // before it is built (impls/fused/JOURNAL.md, "Design: one read of the scores, a row band held
 // by a thread-block cluster"). Three parts, each line saying how it was measured:
 //   1. clusters: how many clusters of N CTAs (N 1-16, 256 threads) at a given shared memory
-//      per CTA run at once (cudaOccupancyMaxActiveClusters), and how many SMs that leaves idle;
+//      per CTA run at once (cudaOccupancyMaxActiveClusters), and how many of the SMs' CTA slots
+//      their placement leaves unused;
 //   2. merge: one band's statistics exchange, partials of 72 (row, channel) pairs in every CTA's
 //      shared memory merged by each CTA over distributed shared memory between two cluster
 //      barriers, in cycles per band (clock64, the mean over 2,000 bands, per CTA; min/median/max
-//      over CTAs);
+//      over CTAs; one CTA an SM);
 //   3. stream: a seq 4096 bf16 batch 2 band schedule with no math: each persistent cluster takes
 //      bands, its CTAs bulk-copy their slices of 72 rows (cp.async.bulk on an mbarrier) into
 //      shared memory, read them once (WORK FMAs a 4-byte word model the math), meet at a cluster
 //      barrier (the statistics' exchange), and stream twice the bytes out (y, half of it zeros);
-//      the time of one launch (CUDA events, median of 5 after a warm-up) against the copy rate
-//      of cudaMemcpyAsync on the same bytes.
+//      the time of one launch (CUDA events, median of 5 after a warm-up) against a
+//      cudaMemcpyAsync that moves as many bytes (read + written), with the CTAs an SM each
+//      slice size allows (the overlap between clusters differs with it).
 // sm_90 and up (clusters, bulk copies); built everywhere, it says so and exits 2 elsewhere.
 // Usage: cluster-probe
-#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cooperative_groups.h>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 namespace cg = cooperative_groups;
 
-#define PROBE_CHECK(x)                                                                                      \
-  do {                                                                                                      \
-    const cudaError_t e_ = (x);                                                                             \
-    if (e_ != cudaSuccess) {                                                                                \
-      std::fprintf(stderr, "cluster-probe: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(1);                                                                                         \
-    }                                                                                                       \
+#define PROBE_CHECK(x)                                                                                       \
+  do {                                                                                                       \
+    const cudaError_t e_ = (x);                                                                              \
+    if (e_ != cudaSuccess) {                                                                                 \
+      std::fprintf(stderr, "cluster-probe: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__,          \
+                   __LINE__);                                                                                \
+      std::exit(1);                                                                                          \
+    }                                                                                                        \
   } while (0)
 
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kPairs = 72;  // (row, channel) pairs of a band: 18 halo rows x 4 channels (k 3, R 16)
+constexpr int kPairs = 72; // (row, channel) pairs of a band: 18 halo rows x 4 channels (k 3, R 16)
 
 // ---- part 2: the statistics' exchange ----------------------------------------------------------
 __global__ void merge_kernel(int bands, long long* cycles, float* sink) {
@@ -49,8 +52,9 @@ __global__ void merge_kernel(int bands, long long* cycles, float* sink) {
   float acc = 0.f;
   const long long t0 = clock64();
   for (int it = 0; it < bands; ++it) {
-    for (int i = threadIdx.x; i < kPairs; i += blockDim.x) part[i] = make_float2(static_cast<float>(it + i), 1.f);
-    cluster.sync();  // every CTA's partials written
+    for (int i = threadIdx.x; i < kPairs; i += blockDim.x)
+      part[i] = make_float2(static_cast<float>(it + i), 1.f);
+    cluster.sync(); // every CTA's partials written
     for (int i = threadIdx.x; i < kPairs; i += blockDim.x) {
       float m = -INFINITY, l = 0.f;
       for (unsigned r = 0; r < n; ++r) {
@@ -61,11 +65,11 @@ __global__ void merge_kernel(int bands, long long* cycles, float* sink) {
       }
       acc += m + l;
     }
-    cluster.sync();  // every CTA done reading before the next band's partials
+    cluster.sync(); // every CTA done reading before the next band's partials
   }
   const long long t1 = clock64();
   if (threadIdx.x == 0) cycles[blockIdx.x] = (t1 - t0) / bands;
-  if (acc == 1.2345e-30f) sink[0] = acc;  // keeps the merge; never true
+  if (acc == 1.2345e-30f) sink[0] = acc; // keeps the merge; never true
 #else
   if (threadIdx.x == 0 && blockIdx.x == 0 && bands < 0) sink[0] = static_cast<float>(cycles[0]);
 #endif
@@ -73,16 +77,18 @@ __global__ void merge_kernel(int bands, long long* cycles, float* sink) {
 
 // ---- part 3: the band schedule -----------------------------------------------------------------
 struct StreamArgs {
-  const char* src;   // bands x N x slice bytes
-  char* dst;         // twice that
-  int bands;         // band b's slice a CTA: slice (b + 1) / bands bytes, in 72 rows
-  int slice;         // bytes a CTA at the largest band (a multiple of 72 x 16)
-  int work;          // FMAs a 4-byte word
+  const char* src; // bands x N x slice bytes
+  char* dst;       // twice that
+  int bands;       // band b's slice a CTA: slice (b + 1) / bands bytes, in 72 rows
+  int slice;       // bytes a CTA at the largest band (a multiple of 72 x 16)
+  int work;        // FMAs a 4-byte word
   float* sink;
 };
 
 #if __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
 #endif
 
 __global__ void stream_kernel(StreamArgs a) {
@@ -95,46 +101,54 @@ __global__ void stream_kernel(StreamArgs a) {
   asm("mov.u32 %0, %%clusterid.x;" : "=r"(cid));
   asm("mov.u32 %0, %%nclusterid.x;" : "=r"(ncl));
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(&bar)), "r"(blockDim.x) : "memory");
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(&bar)), "r"(blockDim.x)
+                 : "memory");
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   __syncthreads();
-  const int row_stride = a.slice / kPairs;  // bytes a row at the largest band
+  const int row_stride = a.slice / kPairs; // bytes a row at the largest band
   float acc = 0.f;
   for (int b = static_cast<int>(cid); b < a.bands; b += static_cast<int>(ncl)) {
     const int row_bytes = static_cast<int>(static_cast<long long>(row_stride) * (b + 1) / a.bands) / 16 * 16;
     const char* src = a.src + (static_cast<long long>(b) * n + rank) * a.slice;
     // the copies: one a row, by the first 72 threads
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // last band's reads before these writes
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); // last band's reads before these writes
     if (threadIdx.x < kPairs && row_bytes > 0) {
       const unsigned dst = smem_addr(buf + threadIdx.x * row_stride);
-      asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(&bar)), "r"(row_bytes) : "memory");
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
-                   "l"(src + threadIdx.x * row_stride), "r"(row_bytes), "r"(smem_addr(&bar))
+      asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(&bar)),
+                   "r"(row_bytes)
                    : "memory");
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+              dst),
+          "l"(src + threadIdx.x * row_stride), "r"(row_bytes), "r"(smem_addr(&bar))
+          : "memory");
     }
     unsigned long long state;
     asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(smem_addr(&bar)) : "memory");
     unsigned done = 0;
     while (!done)
-      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}"
-                   : "=r"(done)
-                   : "r"(smem_addr(&bar)), "l"(state)
-                   : "memory");
+      asm volatile(
+          "{\n.reg .pred p;\nmbarrier.try_wait.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}"
+          : "=r"(done)
+          : "r"(smem_addr(&bar)), "l"(state)
+          : "memory");
     // the read (and WORK FMAs a word): the statistics' fold and the fill's math, modelled
     const int words = row_bytes / 4;
     for (int e = threadIdx.x; e < kPairs * words; e += blockDim.x) {
       const int row = e / words, w = e - row * words;
       float v = reinterpret_cast<const float*>(buf + row * row_stride)[w];
-      for (int k = 0; k < a.work; ++k) v = fmaf(v, 0.999f, 0.5f);
+      for (int k = 0; k < a.work; ++k)
+        v = fmaf(v, 0.999f, 0.5f);
       acc += v;
     }
-    cluster.sync();  // the statistics' exchange
+    cluster.sync(); // the statistics' exchange
     // y: twice the bytes read, streamed (evict-first)
     float4* out = reinterpret_cast<float4*>(a.dst + 2 * ((static_cast<long long>(b) * n + rank) * a.slice));
     const int vecs = 2 * kPairs * row_bytes / 16;
-    for (int e = threadIdx.x; e < vecs; e += blockDim.x) __stcs(out + e, make_float4(acc, 0.f, 0.f, 0.f));
-    __syncthreads();  // the buffer is read before the next band's copies
+    for (int e = threadIdx.x; e < vecs; e += blockDim.x)
+      __stcs(out + e, make_float4(acc, 0.f, 0.f, 0.f));
+    __syncthreads(); // the buffer is read before the next band's copies
   }
   if (acc == 1.2345e-30f) a.sink[0] = acc;
 #else
@@ -156,6 +170,16 @@ cudaLaunchConfig_t cluster_config(int n, int clusters, int smem, cudaLaunchAttri
   return cfg;
 }
 
+int blocks_per_sm(const void* kernel, int smem) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kThreads, static_cast<size_t>(smem)) !=
+      cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return blocks;
+}
+
 int max_clusters(const void* kernel, int n, int smem) {
   cudaLaunchAttribute attr[1];
   const cudaLaunchConfig_t cfg = cluster_config(n, 1, smem, attr);
@@ -167,7 +191,7 @@ int max_clusters(const void* kernel, int n, int smem) {
   return clusters;
 }
 
-}  // namespace
+} // namespace
 
 int main() {
   int dev = 0;
@@ -180,8 +204,8 @@ int main() {
   std::printf("cluster-probe: %s, %d SMs, %zu bytes of shared memory a block (opt-in), %.0f MHz\n", prop.name,
               prop.multiProcessorCount, prop.sharedMemPerBlockOptin, mhz);
   if (prop.major < 9) {
-    std::printf("cluster-probe: compute capability %d.%d: clusters and bulk copies need 9.0 or later\n", prop.major,
-                prop.minor);
+    std::printf("cluster-probe: compute capability %d.%d: clusters and bulk copies need 9.0 or later\n",
+                prop.major, prop.minor);
     return 2;
   }
   const void* stream_fn = reinterpret_cast<const void*>(&stream_kernel);
@@ -190,23 +214,29 @@ int main() {
   PROBE_CHECK(cudaFuncSetAttribute(stream_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
   PROBE_CHECK(cudaFuncSetAttribute(stream_fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   PROBE_CHECK(cudaFuncSetAttribute(merge_fn, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  PROBE_CHECK(cudaFuncSetAttribute(merge_fn, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_max));
 
   // 1. clusters at once
   const int ns[] = {1, 2, 4, 8, 16};
   const int kbs[] = {74, 82, 110, 147, 200};
   for (int kb : kbs)
     for (int n : ns) {
-      const int c = max_clusters(stream_fn, n, kb * 1024);
-      std::printf("clusters: N %2d, %3d KB a CTA: %3d clusters at once, %3d CTAs, SMs idle at one CTA an SM: %d "
-                  "(cudaOccupancyMaxActiveClusters)\n",
-                  n, kb, c, c * n, std::max(prop.multiProcessorCount - c * n, 0));
+      const int c = max_clusters(stream_fn, n, kb * 1024), per_sm = blocks_per_sm(stream_fn, kb * 1024);
+      std::printf(
+          "clusters: N %2d, %3d KB a CTA: %3d clusters at once = %3d CTAs, of %3d CTA slots (%d an SM x %d "
+          "SMs): %d slots lost to cluster placement (cudaOccupancyMaxActiveClusters, "
+          "cudaOccupancyMaxActiveBlocksPerMultiprocessor)\n",
+          n, kb, c, c * n, per_sm * prop.multiProcessorCount, per_sm, prop.multiProcessorCount,
+          std::max(per_sm * prop.multiProcessorCount - c * n, 0));
     }
 
   // 2. the statistics' exchange
   float* sink = nullptr;
   PROBE_CHECK(cudaMalloc(&sink, sizeof(float)));
   for (int n : {2, 4, 8, 16}) {
-    const int clusters = max_clusters(merge_fn, n, 0);
+    // smem_max of dynamic shared memory (unused) holds it to one CTA an SM: the exchange's own
+    // latency, not eight CTAs' sharing an SM
+    const int clusters = max_clusters(merge_fn, n, smem_max);
     if (clusters == 0) {
       std::printf("merge: N %2d: no cluster fits\n", n);
       continue;
@@ -214,16 +244,18 @@ int main() {
     long long* cycles = nullptr;
     PROBE_CHECK(cudaMalloc(&cycles, sizeof(long long) * n * clusters));
     cudaLaunchAttribute attr[1];
-    const cudaLaunchConfig_t cfg = cluster_config(n, clusters, 0, attr);
+    const cudaLaunchConfig_t cfg = cluster_config(n, clusters, smem_max, attr);
     constexpr int kBands = 2000;
     PROBE_CHECK(cudaLaunchKernelEx(&cfg, merge_kernel, kBands, cycles, sink));
     PROBE_CHECK(cudaDeviceSynchronize());
     std::vector<long long> c(static_cast<size_t>(n * clusters));
     PROBE_CHECK(cudaMemcpy(c.data(), cycles, sizeof(long long) * c.size(), cudaMemcpyDeviceToHost));
     std::sort(c.begin(), c.end());
-    std::printf("merge: N %2d, %3d clusters: %lld / %lld / %lld cycles a band (min / median / max over CTAs; "
-                "%.0f ns at the median, %.0f MHz): 2 cluster barriers + %d x N float2 read over DSMEM\n",
-                n, clusters, c.front(), c[c.size() / 2], c.back(), c[c.size() / 2] * 1000.0 / mhz, mhz, kPairs);
+    std::printf(
+        "merge: N %2d, %3d clusters: %lld / %lld / %lld cycles a band (min / median / max over CTAs; "
+        "%.0f ns at the median at the %.0f MHz maximum clock; one CTA an SM): 2 cluster barriers + %d x N "
+        "float2 read over DSMEM\n",
+        n, clusters, c.front(), c[c.size() / 2], c.back(), c[c.size() / 2] * 1000.0 / mhz, mhz, kPairs);
     PROBE_CHECK(cudaFree(cycles));
   }
 
@@ -231,10 +263,13 @@ int main() {
   // split over N CTAs
   constexpr long long kBandMax = 18LL * 4 * 4096 * 2;
   constexpr int kBands = 512;
-  struct Config { int n, work; };
+  struct Config {
+    int n, work;
+  };
   const Config configs[] = {{4, 0}, {8, 0}, {16, 0}, {4, 16}, {8, 16}};
   long long alloc = 0;
-  for (const Config& c : configs) alloc = std::max(alloc, static_cast<long long>(kBands) * ((kBandMax / c.n + 1151) / 1152 * 1152) * c.n);
+  for (const Config& c : configs)
+    alloc = std::max(alloc, static_cast<long long>(kBands) * ((kBandMax / c.n + 1151) / 1152 * 1152) * c.n);
   char *src = nullptr, *dst = nullptr;
   PROBE_CHECK(cudaMalloc(&src, static_cast<size_t>(alloc)));
   PROBE_CHECK(cudaMalloc(&dst, static_cast<size_t>(2 * alloc)));
@@ -259,7 +294,8 @@ int main() {
     return t[t.size() / 2];
   };
   for (const Config& c : configs) {
-    const int slice = static_cast<int>((kBandMax / c.n + 1151) / 1152 * 1152);  // 72 rows of whole 16-byte chunks
+    const int slice =
+        static_cast<int>((kBandMax / c.n + 1151) / 1152 * 1152); // 72 rows of whole 16-byte chunks
     if (slice > smem_max) {
       std::printf("stream: N %2d: a %d-byte slice does not fit\n", c.n, slice);
       continue;
@@ -270,21 +306,25 @@ int main() {
       continue;
     }
     long long bytes_read = 0;
-    for (int b = 0; b < kBands; ++b) bytes_read += static_cast<long long>(c.n) * kPairs * ((slice / kPairs) * (b + 1LL) / kBands / 16 * 16);
+    for (int b = 0; b < kBands; ++b)
+      bytes_read += static_cast<long long>(c.n) * kPairs * ((slice / kPairs) * (b + 1LL) / kBands / 16 * 16);
     const StreamArgs args{src, dst, kBands, slice, c.work, sink};
     cudaLaunchAttribute attr[1];
     const cudaLaunchConfig_t cfg = cluster_config(c.n, clusters, slice, attr);
     const float ms = median_ms([&] { PROBE_CHECK(cudaLaunchKernelEx(&cfg, stream_kernel, args)); });
+    // the copy rate: cudaMemcpyAsync of as many bytes as the schedule moves (read + written)
     const float copy_ms = median_ms([&] {
-      PROBE_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(bytes_read), cudaMemcpyDeviceToDevice));
-      PROBE_CHECK(cudaMemcpyAsync(dst + bytes_read, src, static_cast<size_t>(bytes_read), cudaMemcpyDeviceToDevice));
+      PROBE_CHECK(
+          cudaMemcpyAsync(dst, src, static_cast<size_t>(3 * bytes_read / 2), cudaMemcpyDeviceToDevice));
     });
-    const double moved = 3.0 * bytes_read;  // read once, written twice
-    std::printf("stream: N %2d, %2d FMAs a word, %3d clusters (%d-byte slices): %.1f us for %.1f MB read + %.1f MB "
-                "written, %.0f GB/s; cudaMemcpyAsync of the same (read + write twice the bytes): %.1f us, %.0f GB/s "
-                "(median of 5 launches, CUDA events)\n",
-                c.n, c.work, clusters, slice, ms * 1e3, bytes_read / 1e6, 2.0 * bytes_read / 1e6, moved / (ms * 1e6),
-                copy_ms * 1e3, 4.0 * bytes_read / (copy_ms * 1e6));
+    const double moved = 3.0 * bytes_read; // read once, written twice
+    std::printf(
+        "stream: N %2d, %2d FMAs a word, %3d clusters of %d-byte slices (%d CTAs an SM): %.1f us for %.1f MB "
+        "read + %.1f MB written, %.0f GB/s, %.2fx the copy's time (cudaMemcpyAsync of %.1f MB: %.1f us, "
+        "%.0f GB/s read + written); medians of 5 launches, CUDA events\n",
+        c.n, c.work, clusters, slice, blocks_per_sm(stream_fn, slice), ms * 1e3, bytes_read / 1e6,
+        2.0 * bytes_read / 1e6, moved / (ms * 1e6), ms / copy_ms, 1.5 * bytes_read / 1e6, copy_ms * 1e3,
+        moved / (copy_ms * 1e6));
   }
   PROBE_CHECK(cudaFree(src));
   PROBE_CHECK(cudaFree(dst));
