@@ -161,30 +161,32 @@ __device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned coun
 __device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
   asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_u32(bar)) : "memory");
 }
-// Until the phase of this parity has completed (acquire). try_wait suspends the thread until the
-// phase completes or the hint's time (10 ms, as CUTLASS's barrier wait) runs out, instead of the
-// system's short default: v41's consumers went round this loop ~45 times a wait (3.0 M
-// executions at k 7 heads 32), issue slots the producer's warps on the same schedulers could use.
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
+// Until a phase has completed (acquire): PARITY, the phase of parity `arg`; else the phase that
+// `arg`, an arrival's token, names (v102). try_wait suspends the thread until the phase completes
+// or the hint's time (10 ms, as CUTLASS's barrier wait) runs out, instead of the system's short
+// default: v41's consumers went round this loop ~45 times a wait (3.0 M executions at k 7 heads
+// 32), issue slots the producer's warps on the same schedulers could use.
+template <bool PARITY>
+__device__ __forceinline__ void mbar_wait_phase(unsigned long long* bar, unsigned long long arg) {
   constexpr unsigned kSuspendNs = 10000000u;
   const unsigned at = smem_u32(bar);
   unsigned done = 0;
-  while (!done)
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(at), "r"(parity), "r"(kSuspendNs)
-                 : "memory");
+  while (!done) {
+    if constexpr (PARITY)
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(at), "r"(static_cast<unsigned>(arg)), "r"(kSuspendNs)
+                   : "memory");
+    else
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
+                   : "=r"(done)
+                   : "r"(at), "l"(arg), "r"(kSuspendNs)
+                   : "memory");
+  }
 }
-// Until the phase that `state` (an arrival's token) names has completed (acquire), as mbar_wait.
+__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) { mbar_wait_phase<true>(bar, parity); }
 __device__ __forceinline__ void mbar_wait_token(unsigned long long* bar, unsigned long long state) {
-  constexpr unsigned kSuspendNs = 10000000u;
-  const unsigned at = smem_u32(bar);
-  unsigned done = 0;
-  while (!done)
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.shared::cta.b64 p, [%1], %2, %3;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done)
-                 : "r"(at), "l"(state), "r"(kSuspendNs)
-                 : "memory");
+  mbar_wait_phase<false>(bar, state);
 }
 #endif
 
