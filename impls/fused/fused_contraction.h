@@ -84,7 +84,8 @@ MTABENCH_HD inline int fill4_chunk_xor(int v) { return (v >> 1) & 3; }
 // a row starts 16-byte aligned (seq a multiple of 4) its scores copy as 16-byte chunks. The row
 // pitch is the shifted row rounded up to whole chunks.
 MTABENCH_HD constexpr int fp32_shift(int r) { return (4 - r % 4) % 4; }
-MTABENCH_HD inline int fp32_pitch(const FusedParams& p) { return (fp32_shift(p.r) + p.PW + 3) / 4 * 4; }
+MTABENCH_HD constexpr int fp32_row_pitch(int r, int pw) { return (fp32_shift(r) + pw + 3) / 4 * 4; }
+MTABENCH_HD inline int fp32_pitch(const FusedParams& p) { return fp32_row_pitch(p.r, p.PW); }
 
 // ---- wgmma path (fused_wgmma.cuh) ------------------------------------------------------------
 // Byte offset in the channel-chunk-major probability tile of (tile row, tile column, channel).

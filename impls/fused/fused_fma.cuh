@@ -208,7 +208,7 @@ __device__ void conv_item_fma(const FusedParams& p, char* smem, int b, int q, in
   float* pt = reinterpret_cast<float*>(smem + p.sm_p);
   // The tile's shift and pitch (fused_contraction.h): compile-time for KT > 0.
   const int sh = KT > 0 ? fp32_shift(KT / 2) : fp32_shift(p.r);
-  const int halo_rows = p.R + 2 * p.r, pwp = KT > 0 ? (fp32_shift(KT / 2) + 128 + KT - 1 + 3) / 4 * 4 : fp32_pitch(p);
+  const int halo_rows = p.R + 2 * p.r, pwp = KT > 0 ? fp32_row_pitch(KT / 2, 128 + KT - 1) : fp32_pitch(p);
   const bool one_tile = p.C <= p.CG;
   // v99: the tile's score copies in flight while the statistics are waited for.
   const unsigned long long token = one_tile ? fill_fp32_issue(p, pt, b, i0, j0, 0, p.C, pwp, sh) : 0ull;
