@@ -4,7 +4,7 @@
 // each, rows m = max(i - 1, lo) .. min(i + 1, hi), adding a count to row m (the ring's release
 // counts). With nvcc 13.0 for sm_90a at -O3 (and -Xptxas -O1) the loop's trip count came out
 // wrong on an H200 (4,094 of 4,096 rows counted otherwise than by the same loops on the host);
-// at -Xptxas -O0 it was right. The row-stream kernel now writes such loops over the K taps,
+// at -Xptxas -O0 it was right. The row-stream kernel (branch fused-v107) now writes such loops over the K taps,
 // unrolled, each row behind a condition. This probe runs the loop as it was, in this build's
 // flags, and compares every row's count with the host's.
 // Prints one line; exit 0 when every count agrees, 1 when any differs, 2 without a GPU.
