@@ -357,6 +357,57 @@ TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
   EXPECT_EQ(seq4096.p.fill4_stage, 52);
 }
 
+// What the four-channel fill writes is what the contraction reads (written in the thirty-third
+// session with v108, which changed both; kept for v7's layout). The fill: task (pr, v)'s chunk x
+// holds tile row pr, columns jg + 2x + {0, 1} (jg = 8v - 8 from j0). The contraction
+// (mma_mtiles, setup_block's koff): the ldmatrix row of position j (a multiple of H) and chunk e
+// of k-step s, element (column e >> 2, channel e & 3) of it, must be window row u and window
+// column v of what split_k names at that k index (v = column - (j - r)), in a chunk the fill
+// wrote, wherever the weight there is not zero (v in [0, KW)).
+TEST(FusedPlan, Fill4ContractionReadsWhatTheFillWrote) {
+  int checked = 0;
+  for (int k : {1, 3, 5, 7, 9})
+    for (int co : {1, 2, 4})
+      for (int seq : {520, 4096}) {
+        const Workload w = shape(k, seq, 2, 4, co, DType::bf16);
+        SCOPED_TRACE(w.shape_string());
+        const FusedPlan plan = make_plan(w, 227 * 1024);
+        ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
+        const FusedParams& p = plan.p;
+        if (!p.fill4) continue;
+        ++checked;
+        std::set<int> written;  // tile bytes of written chunks
+        for (int task = 0; task < fill4_tasks(p); ++task) {
+          const Fill4Slot at = fill4_task(p, task);
+          for (int x = 0; x < 4; ++x) written.insert(fill4_tile_byte(p, at.pr, at.v) + 16 * x);
+        }
+        const int row_bytes = p.PW * 8, lead = p.r & 1;
+        int bad = 0;
+        for (int rho = 0; rho < p.R; ++rho)
+          for (int j = 0; j < p.TJ; j += p.H)
+            for (int s = 0; s < p.ksteps; ++s)
+              for (int half = 0; half < 2; ++half) {
+                const KIndex x0 = split_k(p, (s * 2 + half) * 8);
+                const int koff = x0.pad ? 0 : (x0.u * p.PW + x0.v + lead) * 8;
+                const int addr = (rho * p.PW + p.col0 - lead + j) * 8 + koff;
+                ASSERT_EQ(addr % 16, 0);
+                for (int e = 0; e < 8; ++e) {
+                  const KIndex x = split_k(p, (s * 2 + half) * 8 + e);
+                  if (x.pad || x.v < 0 || x.v >= p.KW) continue;  // a zero weight
+                  const int row = addr / row_bytes, col = addr % row_bytes / 8 + (e >> 2) - 8;  // from j0
+                  if ((row != rho + x.u || col != j - p.r + x.v || x.c != (e & 3) ||
+                       written.count(addr / 16 * 16) == 0) &&
+                      ++bad <= 3)
+                    ADD_FAILURE() << "row " << rho << " position " << j << " k-step " << s << " chunk " << half
+                                  << " element " << e << ": tile row " << row << " column " << col << ", wanted "
+                                  << rho + x.u << ", " << j - p.r + x.v;
+                }
+              }
+        EXPECT_EQ(bad, 0);
+      }
+  EXPECT_GE(checked, 20);
+}
+
 // v24: the eight-channel fill (fill8_task, ldmatrix and wgmma tiles) writes every chunk of the
 // tile once (halo row, column, channel group), its tasks vectors-fastest (a quarter-warp's loads
 // are 128 contiguous bytes of one channel's row); store y of a task writes column (y + rot) & 7
