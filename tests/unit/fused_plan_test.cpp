@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <set>
@@ -258,6 +259,27 @@ TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
   EXPECT_EQ(f.p.ksteps, 8);
 }
 
+// fn(p) for each bf16 plan (batch 2) of k x heads_in x heads_out x seq that takes the
+// four-channel tile, under a trace of its shape; returns how many there were.
+template <class Fn>
+int for_each_fill4_plan(std::initializer_list<int> ks, std::initializer_list<int> cis, std::initializer_list<int> cos,
+                        std::initializer_list<int> seqs, Fn&& fn) {
+  int n = 0;
+  for (int k : ks)
+    for (int ci : cis)
+      for (int co : cos)
+        for (int seq : seqs) {
+          const Workload w = shape(k, seq, 2, ci, co, DType::bf16);
+          SCOPED_TRACE(w.shape_string());
+          const FusedPlan plan = make_plan(w, 227 * 1024);
+          EXPECT_TRUE(plan.why_not.empty()) << plan.why_not;
+          if (!plan.why_not.empty() || !plan.p.fill4) continue;
+          ++n;
+          fn(plan.p);
+        }
+  return n;
+}
+
 // v18: the four-channel fill's tasks (fill4_task, its division a multiply-high since v21b) are
 // every (halo row, vector) of the tile once, row-major (adjacent lanes read adjacent 16 bytes of
 // a score row), and each task's four 16-byte stores write its four chunks. A warp's 16-byte
@@ -267,50 +289,40 @@ TEST(FusedPlan, MmaLayoutAvoidsBankConflictsAndPadsTheContraction) {
 // over the tile (Nsight Compute measured v14's stores at 16 wavefronts per warp store, and v17's
 // conflict-free lane pairs at 4).
 TEST(FusedPlan, Fill4StoresSpreadOverBanksPerQuarterWarp) {
-  int checked = 0;
-  for (int k : {1, 3, 5, 7, 9, 11})
-    for (int ci : {3, 4})
-      for (int co : {1, 2, 3, 4})
-        for (int seq : {520, 1000, 4096}) {
-          const Workload w = shape(k, seq, 2, ci, co, DType::bf16);
-          SCOPED_TRACE(w.shape_string());
-          const FusedPlan plan = make_plan(w, 227 * 1024);
-          ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
-          const FusedParams& p = plan.p;
-          if (!p.fill4) continue;
-          ++checked;
-          const int rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2, tasks = rows * nv;
-          ASSERT_EQ(fill4_tasks(p), tasks);  // the kernel's task count
-          std::set<std::pair<int, int>> seen;
-          for (int task = 0; task < tasks; ++task) {
-            const Fill4Slot at = fill4_task(p, task);
-            ASSERT_EQ(at.pr, task / nv) << task;  // fill4_magic's multiply-high is the division
-            ASSERT_TRUE(at.pr >= 0 && at.pr < rows && at.v >= 0 && at.v < nv) << task;
-            EXPECT_TRUE(seen.insert({at.pr, at.v}).second) << "task " << task << " repeats a vector";
-            if (task % nv != 0) EXPECT_EQ(fill4_task(p, task - 1).v + 1, at.v) << task;  // row-major
-            std::set<int> chunks;
-            for (int x = 0; x < 4; ++x) chunks.insert(x ^ fill4_chunk_xor(at.v));
-            EXPECT_EQ(chunks, (std::set<int>{0, 1, 2, 3})) << task;
-          }
-          long long wavefronts = 0, least = 0;
-          for (int q0 = 0; q0 < tasks; q0 += 8)
-            for (int x = 0; x < 4; ++x) {
-              int lanes_per_group[8] = {};
-              for (int task = q0; task < std::min(q0 + 8, tasks); ++task) {
-                const Fill4Slot at = fill4_task(p, task);
-                ++lanes_per_group[(fill4_tile_byte(p, at.pr, at.v) + 16 * (x ^ fill4_chunk_xor(at.v))) / 16 % 8];
-              }
-              const int most = *std::max_element(lanes_per_group, lanes_per_group + 8);
-              EXPECT_LE(most, 2) << "quarter-warp at task " << q0;
-              wavefronts += most;
-              ++least;
-            }
-          // Over the tile: at most 1.35x the least for the 128-column tile (18 vectors a row). The
-          // narrow tiles of v38 (seq 520 batch 2: 64 columns, 10 vectors a row) wrap a row in most
-          // quarter-warps, each still at most 2 (above): 1.6x, and the tile measured faster anyway.
-          if (p.TJ == 128) EXPECT_LE(wavefronts * 20, least * 27);
-          else EXPECT_LE(wavefronts, 2 * least);
+  const int checked = for_each_fill4_plan({1, 3, 5, 7, 9, 11}, {3, 4}, {1, 2, 3, 4}, {520, 1000, 4096},
+                                          [](const FusedParams& p) {
+    const int rows = p.R + 2 * p.r, nv = p.TJ / 8 + 2, tasks = rows * nv;
+    ASSERT_EQ(fill4_tasks(p), tasks);  // the kernel's task count
+    std::set<std::pair<int, int>> seen;
+    for (int task = 0; task < tasks; ++task) {
+      const Fill4Slot at = fill4_task(p, task);
+      ASSERT_EQ(at.pr, task / nv) << task;  // fill4_magic's multiply-high is the division
+      ASSERT_TRUE(at.pr >= 0 && at.pr < rows && at.v >= 0 && at.v < nv) << task;
+      EXPECT_TRUE(seen.insert({at.pr, at.v}).second) << "task " << task << " repeats a vector";
+      if (task % nv != 0) EXPECT_EQ(fill4_task(p, task - 1).v + 1, at.v) << task;  // row-major
+      std::set<int> chunks;
+      for (int x = 0; x < 4; ++x) chunks.insert(x ^ fill4_chunk_xor(at.v));
+      EXPECT_EQ(chunks, (std::set<int>{0, 1, 2, 3})) << task;
+    }
+    long long wavefronts = 0, least = 0;
+    for (int q0 = 0; q0 < tasks; q0 += 8)
+      for (int x = 0; x < 4; ++x) {
+        int lanes_per_group[8] = {};
+        for (int task = q0; task < std::min(q0 + 8, tasks); ++task) {
+          const Fill4Slot at = fill4_task(p, task);
+          ++lanes_per_group[(fill4_tile_byte(p, at.pr, at.v) + 16 * (x ^ fill4_chunk_xor(at.v))) / 16 % 8];
         }
+        const int most = *std::max_element(lanes_per_group, lanes_per_group + 8);
+        EXPECT_LE(most, 2) << "quarter-warp at task " << q0;
+        wavefronts += most;
+        ++least;
+      }
+    // Over the tile: at most 1.35x the least for the 128-column tile (18 vectors a row). The
+    // narrow tiles of v38 (seq 520 batch 2: 64 columns, 10 vectors a row) wrap a row in most
+    // quarter-warps, each still at most 2 (above): 1.6x, and the tile measured faster anyway.
+    if (p.TJ == 128) EXPECT_LE(wavefronts * 20, least * 27);
+    else EXPECT_LE(wavefronts, 2 * least);
+  });
   EXPECT_EQ(checked, 120);  // k 11 (r 5: 16-row bands) takes the ldmatrix path since v72
 }
 
@@ -365,46 +377,36 @@ TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
 // column v of what split_k names at that k index (v = column - (j - r)), in a chunk the fill
 // wrote, wherever the weight there is not zero (v in [0, KW)).
 TEST(FusedPlan, Fill4ContractionReadsWhatTheFillWrote) {
-  int checked = 0;
-  for (int k : {1, 3, 5, 7, 9})
-    for (int co : {1, 2, 4})
-      for (int seq : {520, 4096}) {
-        const Workload w = shape(k, seq, 2, 4, co, DType::bf16);
-        SCOPED_TRACE(w.shape_string());
-        const FusedPlan plan = make_plan(w, 227 * 1024);
-        ASSERT_TRUE(plan.why_not.empty()) << plan.why_not;
-        const FusedParams& p = plan.p;
-        if (!p.fill4) continue;
-        ++checked;
-        std::set<int> written;  // tile bytes of written chunks
-        for (int task = 0; task < fill4_tasks(p); ++task) {
-          const Fill4Slot at = fill4_task(p, task);
-          for (int x = 0; x < 4; ++x) written.insert(fill4_tile_byte(p, at.pr, at.v) + 16 * x);
-        }
-        const int row_bytes = p.PW * 8, lead = p.r & 1;
-        int bad = 0;
-        for (int rho = 0; rho < p.R; ++rho)
-          for (int j = 0; j < p.TJ; j += p.H)
-            for (int s = 0; s < p.ksteps; ++s)
-              for (int half = 0; half < 2; ++half) {
-                const KIndex x0 = split_k(p, (s * 2 + half) * 8);
-                const int koff = x0.pad ? 0 : (x0.u * p.PW + x0.v + lead) * 8;
-                const int addr = (rho * p.PW + p.col0 - lead + j) * 8 + koff;
-                ASSERT_EQ(addr % 16, 0);
-                for (int e = 0; e < 8; ++e) {
-                  const KIndex x = split_k(p, (s * 2 + half) * 8 + e);
-                  if (x.pad || x.v < 0 || x.v >= p.KW) continue;  // a zero weight
-                  const int row = addr / row_bytes, col = addr % row_bytes / 8 + (e >> 2) - 8;  // from j0
-                  if ((row != rho + x.u || col != j - p.r + x.v || x.c != (e & 3) ||
-                       written.count(addr / 16 * 16) == 0) &&
-                      ++bad <= 3)
-                    ADD_FAILURE() << "row " << rho << " position " << j << " k-step " << s << " chunk " << half
-                                  << " element " << e << ": tile row " << row << " column " << col << ", wanted "
-                                  << rho + x.u << ", " << j - p.r + x.v;
-                }
-              }
-        EXPECT_EQ(bad, 0);
-      }
+  const int checked = for_each_fill4_plan({1, 3, 5, 7, 9}, {4}, {1, 2, 4}, {520, 4096}, [](const FusedParams& p) {
+    std::set<int> written;  // tile bytes of written chunks
+    for (int task = 0; task < fill4_tasks(p); ++task) {
+      const Fill4Slot at = fill4_task(p, task);
+      for (int x = 0; x < 4; ++x) written.insert(fill4_tile_byte(p, at.pr, at.v) + 16 * x);
+    }
+    const int row_bytes = p.PW * 8, lead = p.r & 1;
+    int bad = 0;
+    for (int rho = 0; rho < p.R; ++rho)
+      for (int j = 0; j < p.TJ; j += p.H)
+        for (int s = 0; s < p.ksteps; ++s)
+          for (int half = 0; half < 2; ++half) {
+            const KIndex x0 = split_k(p, (s * 2 + half) * 8);
+            const int koff = x0.pad ? 0 : (x0.u * p.PW + x0.v + lead) * 8;
+            const int addr = (rho * p.PW + p.col0 - lead + j) * 8 + koff;
+            ASSERT_EQ(addr % 16, 0);
+            for (int e = 0; e < 8; ++e) {
+              const KIndex x = split_k(p, (s * 2 + half) * 8 + e);
+              if (x.pad || x.v < 0 || x.v >= p.KW) continue;  // a zero weight
+              const int row = addr / row_bytes, col = addr % row_bytes / 8 + (e >> 2) - 8;  // from j0
+              if ((row != rho + x.u || col != j - p.r + x.v || x.c != (e & 3) ||
+                   written.count(addr / 16 * 16) == 0) &&
+                  ++bad <= 3)
+                ADD_FAILURE() << "row " << rho << " position " << j << " k-step " << s << " chunk " << half
+                              << " element " << e << ": tile row " << row << " column " << col << ", wanted "
+                              << rho + x.u << ", " << j - p.r + x.v;
+            }
+          }
+    EXPECT_EQ(bad, 0);
+  });
   EXPECT_GE(checked, 20);
 }
 
