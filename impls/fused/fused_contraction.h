@@ -143,6 +143,17 @@ MTABENCH_HD constexpr int wgmma_staged_offset(int o, int row, int jj) {
   return o * kWgmmaYhp + row * (kWgmmaTJ + 8) + jj;
 }
 
+// ---- four-channel contraction's A addresses (v7; mma_mtiles, setup_block) ---------------------------
+// An ldmatrix row of the four-channel tile starts at the window row's first tile column,
+// col0 - (r & 1) + j for output column j (from j0): even, so that its 16-byte chunks hold column
+// pairs. Chunk e of the contraction (two a k-step: e = 2 s + half) lies koff bytes on
+// (setup_block's table), 0 in the padding (a finite value that meets a zero weight).
+MTABENCH_HD inline int fill4_a_row(const FusedParams& p, int rho, int g) { return rho * p.PW + p.col0 - (p.r & 1) + p.H * g; }
+MTABENCH_HD inline int fill4_koff(const FusedParams& p, int e) {
+  const KIndex x = split_k(p, e * 8);
+  return x.pad ? 0 : (x.u * p.PW + x.v + (p.r & 1)) * 8;
+}
+
 // ---- eight-channel vector fill (fill8, fused_tiles.cuh; v24) -----------------------------------
 // The ldmatrix and wgmma tiles (Cp a multiple of 8) for seq a multiple of 8: task (halo row pr,
 // vector v, channel group g) loads one 16-byte vector (8 columns) of each of the group's 8

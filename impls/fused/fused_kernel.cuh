@@ -51,10 +51,7 @@ __device__ void setup_block(const FusedParams& p, char* smem) {
     if (p.fill4) {
       // Byte offset of each 16-byte chunk (two per k-step) from an A row's first column.
       #pragma unroll 1
-      for (int e = threadIdx.x; e < p.ksteps * 2; e += NTHR) {
-        const KIndex x = split_k(p, e * 8);
-        koff[e] = x.pad ? 0 : (x.u * p.PW + x.v + (p.r & 1)) * 8;
-      }
+      for (int e = threadIdx.x; e < p.ksteps * 2; e += NTHR) koff[e] = fill4_koff(p, e);
       return;
     }
     if (p.ldsm) {

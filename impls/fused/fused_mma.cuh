@@ -113,7 +113,7 @@ __device__ __forceinline__ void mma_mtiles(const FusedParams& p, char* smem, flo
     const int half = lane >> 4;
     // m-tile mt's row address: abase + (mt / CT) row_b + (mt % CT) col_b (three registers, not
     // MW: the 64-register instance).
-    const unsigned abase = tile_addr + ((2 * warp + row0) * p.PW + p.col0 - (p.r & 1) + p.H * (lane & 15)) * 8;
+    const unsigned abase = tile_addr + fill4_a_row(p, 2 * warp + row0, lane & 15) * 8;
     const unsigned row_b = p.PW * 8, col_b = span * 8;
     for (int kc = 0; kc < ((kAblate & kAblateContraction) ? 0 : p.ksteps); kc += p.kchunk) {
       const int kend = min(kc + p.kchunk, p.ksteps);

@@ -372,8 +372,9 @@ TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
 // What the four-channel fill writes is what the contraction reads (written in the thirty-third
 // session with v108, which changed both; kept for v7's layout). The fill: task (pr, v)'s chunk x
 // holds tile row pr, columns jg + 2x + {0, 1} (jg = 8v - 8 from j0). The contraction
-// (mma_mtiles, setup_block's koff): the ldmatrix row of position j (a multiple of H) and chunk e
-// of k-step s, element (column e >> 2, channel e & 3) of it, must be window row u and window
+// (mma_mtiles and setup_block, through fill4_a_row and fill4_koff): the ldmatrix row of position
+// j (a multiple of H) and chunk e of k-step s, element (column e >> 2, channel e & 3) of it,
+// must be window row u and window
 // column v of what split_k names at that k index (v = column - (j - r)), in a chunk the fill
 // wrote, wherever the weight there is not zero (v in [0, KW)).
 TEST(FusedPlan, Fill4ContractionReadsWhatTheFillWrote) {
@@ -383,15 +384,13 @@ TEST(FusedPlan, Fill4ContractionReadsWhatTheFillWrote) {
       const Fill4Slot at = fill4_task(p, task);
       for (int x = 0; x < 4; ++x) written.insert(fill4_tile_byte(p, at.pr, at.v) + 16 * x);
     }
-    const int row_bytes = p.PW * 8, lead = p.r & 1;
+    const int row_bytes = p.PW * 8;
     int bad = 0;
     for (int rho = 0; rho < p.R; ++rho)
-      for (int j = 0; j < p.TJ; j += p.H)
+      for (int j = 0; j < p.TJ; j += p.H)  // position j: A row j / H of an m-tile (mma_mtiles)
         for (int s = 0; s < p.ksteps; ++s)
           for (int half = 0; half < 2; ++half) {
-            const KIndex x0 = split_k(p, (s * 2 + half) * 8);
-            const int koff = x0.pad ? 0 : (x0.u * p.PW + x0.v + lead) * 8;
-            const int addr = (rho * p.PW + p.col0 - lead + j) * 8 + koff;
+            const int addr = fill4_a_row(p, rho, j / p.H) * 8 + fill4_koff(p, s * 2 + half);
             ASSERT_EQ(addr % 16, 0);
             for (int e = 0; e < 8; ++e) {
               const KIndex x = split_k(p, (s * 2 + half) * 8 + e);
