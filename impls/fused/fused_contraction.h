@@ -144,10 +144,11 @@ MTABENCH_HD constexpr int wgmma_staged_offset(int o, int row, int jj) {
 }
 
 // ---- four-channel contraction's A addresses (v7; mma_mtiles, setup_block) ---------------------------
-// An ldmatrix row of the four-channel tile starts at the window row's first tile column,
-// col0 - (r & 1) + j for output column j (from j0): even, so that its 16-byte chunks hold column
-// pairs. Chunk e of the contraction (two a k-step: e = 2 s + half) lies koff bytes on
-// (setup_block's table), 0 in the padding (a finite value that meets a zero weight).
+// fill4_a_row: the tile offset (in 8-byte columns) where the ldmatrix row of output row rho and
+// m-tile row g (output column H g from the m-tile's first) starts: the window row's first tile
+// column, col0 - (r & 1) + H g, even, so that its 16-byte chunks hold column pairs.
+// fill4_koff: the byte offset of chunk e of the contraction (two a k-step: e = 2 s + half) from
+// there (setup_block's table), 0 in the padding (a finite value that meets a zero weight).
 MTABENCH_HD inline int fill4_a_row(const FusedParams& p, int rho, int g) { return rho * p.PW + p.col0 - (p.r & 1) + p.H * g; }
 MTABENCH_HD inline int fill4_koff(const FusedParams& p, int e) {
   const KIndex x = split_k(p, e * 8);

@@ -373,10 +373,9 @@ TEST(FusedPlan, Fill4SecondRoundFitsTheStagingSpace) {
 // session with v108, which changed both; kept for v7's layout). The fill: task (pr, v)'s chunk x
 // holds tile row pr, columns jg + 2x + {0, 1} (jg = 8v - 8 from j0). The contraction
 // (mma_mtiles and setup_block, through fill4_a_row and fill4_koff): the ldmatrix row of position
-// j (a multiple of H) and chunk e of k-step s, element (column e >> 2, channel e & 3) of it,
-// must be window row u and window
-// column v of what split_k names at that k index (v = column - (j - r)), in a chunk the fill
-// wrote, wherever the weight there is not zero (v in [0, KW)).
+// j (a multiple of H) and chunk e of k-step s, element (column e >> 2, channel e & 3) of it, must
+// be window row u and window column v of what split_k names at that k index (v = column - (j -
+// r)), in a chunk the fill wrote, wherever the weight there is not zero (v in [0, KW)).
 TEST(FusedPlan, Fill4ContractionReadsWhatTheFillWrote) {
   const int checked = for_each_fill4_plan({1, 3, 5, 7, 9}, {4}, {1, 2, 4}, {520, 4096}, [](const FusedParams& p) {
     std::set<int> written;  // tile bytes of written chunks
