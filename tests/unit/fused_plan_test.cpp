@@ -58,10 +58,11 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
   if (p.fill4) {
     // The four-channel tile's ldmatrix chunks (v7): 16-byte aligned (window rows start at an
     // even column), covering the window (one more column when r is odd), inside the tile.
-    EXPECT_EQ((p.col0 - (p.r & 1)) % 2, 0);
+    // (fill4_a_row: the tile column where position 0's and the last position's window rows start.)
+    EXPECT_EQ(fill4_a_row(p, 0, 0) % 2, 0);
     EXPECT_EQ(p.PW % 2, 0);
     EXPECT_GE(2 * p.NPAIR, p.KW + (p.r & 1));
-    EXPECT_LE(p.col0 - (p.r & 1) + p.TJ - p.H + 2 * p.NPAIR, p.PW);
+    EXPECT_LE(fill4_a_row(p, 0, p.TJ / p.H - 1) + 2 * p.NPAIR, p.PW);
     EXPECT_EQ(p.NCH, p.K * p.NPAIR);
     EXPECT_EQ(p.ksteps, (p.NCH + 1) / 2);
   }
