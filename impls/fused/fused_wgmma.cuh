@@ -297,40 +297,68 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 }
 
 // ---- conv item, A from registers (v14) -----------------------------------------------------------
-// One window column v and chunk pair gp of the contraction below: A fragments from a_vg (this
-// lane's ldmatrix row at tile row r0, the next tile row row_b bytes on), the tap (u, v) weights'
-// descriptor b_vg + u b_u. Returns with every wgmma done.
+// NV consecutive window columns v .. v + NV - 1 at chunk pair gp of the contraction below: A
+// fragments from a_vg (this lane's ldmatrix row at tile row r0 and column v; the next tile row
+// row_b bytes on, the next column 16), the tap (u, v + c) weights' descriptor b_vg + c b_c + u b_u.
+// Returns with every wgmma done.
 // v48: four fragment sets, and tile row rr + 2's ldmatrix goes into group rr - 2's set (free
 // since the last wait), so it need not follow the wait for group rr - 1; ptxas issues it after
 // the next wgmma.fence (SASS: DEPBAR, ARRIVE, LDSM, HGMMAs). With three sets it had to follow the
 // wait, and the fence (WARPGROUP.ARRIVE, which waits for every register write before it) waited
 // for it: ~7% of all samples at k 7 heads 32 (v47's profile, short scoreboard on the 14 ARRIVEs
 // of each column).
-template <class T, int NT, int KT>
-__device__ __forceinline__ void rs_window_column(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
-                                                 unsigned b_u, unsigned hi) {
+// v114: NV 2 puts two columns' wgmmas in each commit group: a group of 1-5 HGMMAs (k 5) waited
+// on after each tile row left the tensor pipe short of work, and every call ends in a drain.
+// Window columns a commit group (v114).
+constexpr int kRsColumns = 2;
+
+template <class T, int NT, int KT, int NV>
+__device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
+                                                  unsigned b_c, unsigned b_u, unsigned hi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
   // v52: B's descriptor base is the same in every lane; broadcast from lane 0, ptxas knows it is
   // warp-uniform and builds the descriptors in uniform registers (two R2UR per HGMMA before:
   // neutral in v47 behind the fence's ldmatrix wait, which v48 removed).
   b_vg = __shfl_sync(0xffffffffu, b_vg, 0);
+  b_c = __shfl_sync(0xffffffffu, b_c, 0);
   b_u = __shfl_sync(0xffffffffu, b_u, 0);
-  unsigned a[4][4];
-  ldmatrix_x4(a[0], a_vg);
-  ldmatrix_x4(a[1], a_vg + row_b);
+  unsigned a[4][NV][4];
+#pragma unroll
+  for (int c = 0; c < NV; ++c) {
+    ldmatrix_x4(a[0][c], a_vg + c * 16);
+    ldmatrix_x4(a[1][c], a_vg + row_b + c * 16);
+  }
 #pragma unroll
   for (int rr = 0; rr < TR; ++rr) {
-    wgmma_fence();  // the fragment was written by ldmatrix
+    wgmma_fence();  // the fragments were written by ldmatrix
 #pragma unroll
-    for (int u = 0; u < KT; ++u)
-      if (rr - u >= 0 && rr - u < ROWS) wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 4], desc_of(b_vg + u * b_u, hi));
+    for (int c = 0; c < NV; ++c)
+#pragma unroll
+      for (int u = 0; u < KT; ++u)
+        if (rr - u >= 0 && rr - u < ROWS)
+          wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 4][c], desc_of(b_vg + c * b_c + u * b_u, hi));
     wgmma_commit();
-    if (rr + 2 < TR) ldmatrix_x4(a[(rr + 2) % 4], a_vg + (rr + 2) * row_b);  // group rr - 2's set
+    if (rr + 2 < TR)
+#pragma unroll
+      for (int c = 0; c < NV; ++c) ldmatrix_x4(a[(rr + 2) % 4][c], a_vg + (rr + 2) * row_b + c * 16);  // group rr - 2's set
     wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr + 3 next time
   }
-  wgmma_wait<0>();  // the next (v, gp) starts again from sets 0 and 1
+  wgmma_wait<0>();  // the next columns start again from sets 0 and 1
 #endif
+}
+
+// Every window column at chunk pair gp, NV at a time (a trailing odd column alone); a_vg and b_vg
+// as for rs_window_columns at column 0.
+template <class T, int NT, int KT, int NV>
+__device__ __forceinline__ void rs_window_row(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
+                                              unsigned b_c, unsigned b_u, unsigned hi) {
+  #pragma unroll 1
+  for (int v = 0; v + NV <= KT; v += NV)
+    rs_window_columns<T, NT, KT, NV>(acc, a_vg + v * 16, row_b, b_vg + v * b_c, b_c, b_u, hi);
+  if constexpr (KT % NV != 0)
+    rs_window_columns<T, NT, KT, KT % NV>(acc, a_vg + (KT - KT % NV) * 16, row_b, b_vg + (KT - KT % NV) * b_c, b_c, b_u,
+                                          hi);
 }
 
 // The SS loop above reads A (2 KB) and B from shared memory for every wgmma and sits at the
@@ -364,12 +392,11 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
   float acc[ROWS][N / 2];
   zero_acc(acc);
   #pragma unroll 1
-  for (int v = 0; v < KT; ++v)
-    #pragma unroll 1
-    for (int gp = 0; gp < G2; ++gp)
-      // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
-      rs_window_column<T, NT, KT>(acc, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
-                                  b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), b_u, hi);
+  for (int gp = 0; gp < G2; ++gp)
+    // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
+    rs_window_row<T, NT, KT, kRsColumns>(acc, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
+                                         b_lo0 + static_cast<unsigned>(gp * bstep), static_cast<unsigned>(G2 * bstep),
+                                         b_u, hi);
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)
   __syncthreads();  // every warp's ldmatrix reads of the tile are done
   stage_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, ys, r0, i0 + r0, j0);

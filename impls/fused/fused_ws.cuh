@@ -216,10 +216,9 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
       if (gp > 0) mbar_wait(&sh.full[gp], convs & 1u);
-      #pragma unroll 1
-      for (int v = 0; v < KT; ++v)
-        rs_window_column<T, NT, KT>(acc, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
-                                    b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), b_u, hi);
+      rs_window_row<T, NT, KT, kRsColumns>(acc, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
+                                           b_lo0 + static_cast<unsigned>(gp * bstep), static_cast<unsigned>(G2 * bstep),
+                                           b_u, hi);
       mbar_arrive(&sh.empty[gp]);
     }
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
