@@ -307,11 +307,8 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // wait, and the fence (WARPGROUP.ARRIVE, which waits for every register write before it) waited
 // for it: ~7% of all samples at k 7 heads 32 (v47's profile, short scoreboard on the 14 ARRIVEs
 // of each column).
-// v114: NV 2 puts two columns' wgmmas in each commit group: a group of 1-5 HGMMAs (k 5) waited
-// on after each tile row left the tensor pipe short of work, and every call ends in a drain.
-// Window columns a commit group (v114).
-constexpr int kRsColumns = 2;
-
+// v114: NV 2 puts two columns' wgmmas in each commit group (2-14 HGMMAs at k 7 instead of 1-7,
+// each group waited on one tile row later) and halves the drains at the end of a call.
 template <class T, int NT, int KT, int NV>
 __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
                                                   unsigned b_c, unsigned b_u, unsigned hi) {
@@ -391,12 +388,14 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
 
   float acc[ROWS][N / 2];
   zero_acc(acc);
+  // One column a commit group: two (v114, as in ws_consume) measured +3.7% at k 5 heads 16.
   #pragma unroll 1
-  for (int gp = 0; gp < G2; ++gp)
-    // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
-    rs_window_row<T, NT, KT, kRsColumns>(acc, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
-                                         b_lo0 + static_cast<unsigned>(gp * bstep), static_cast<unsigned>(G2 * bstep),
-                                         b_u, hi);
+  for (int v = 0; v < KT; ++v)
+    #pragma unroll 1
+    for (int gp = 0; gp < G2; ++gp)
+      // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
+      rs_window_columns<T, NT, KT, 1>(acc, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
+                                      b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), 0u, b_u, hi);
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)
   __syncthreads();  // every warp's ldmatrix reads of the tile are done
   stage_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, ys, r0, i0 + r0, j0);

@@ -28,6 +28,9 @@ static_assert(kTeamBarrier<kProducerThreads, 0> == 1 &&
 constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
 // Registers after setmaxnreg: 384 x 168 at launch = 128 x 104 (producer) + 256 x 200.
 constexpr int kProducerRegs = 104, kConsumerRegs = 200;
+// Window columns a commit group in the consumers' contraction (rs_window_row; v114: 2 took k 7
+// heads 32 -3.3%; 3 makes ptxas serialize the wgmmas for want of registers).
+constexpr int kWsColumns = 2;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 template <int N>
@@ -216,7 +219,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
       if (gp > 0) mbar_wait(&sh.full[gp], convs & 1u);
-      rs_window_row<T, NT, KT, kRsColumns>(acc, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
+      rs_window_row<T, NT, KT, kWsColumns>(acc, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
                                            b_lo0 + static_cast<unsigned>(gp * bstep), static_cast<unsigned>(G2 * bstep),
                                            b_u, hi);
       mbar_arrive(&sh.empty[gp]);
