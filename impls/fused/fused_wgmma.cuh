@@ -300,7 +300,9 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // NV consecutive window columns v .. v + NV - 1 at chunk pair gp of the contraction below: A
 // fragments from a_vg (this lane's ldmatrix row at tile row r0 and column v; the next tile row
 // row_b bytes on, the next column 16), the tap (u, v + c) weights' descriptor b_vg + c b_c + u b_u.
-// Returns with every wgmma done.
+// Tile row rr's fragments go into set (SET0 + rr) % 4 of a (NV of its NA columns). With DRAIN it
+// returns with every wgmma done; without, group TR - 1 may still run, and the next call must start
+// at SET0 + TR (mod 4), whose first two sets are free (rs_window_row), and someone waits for all.
 // v48: four fragment sets, and tile row rr + 2's ldmatrix goes into group rr - 2's set (free
 // since the last wait), so it need not follow the wait for group rr - 1; ptxas issues it after
 // the next wgmma.fence (SASS: DEPBAR, ARRIVE, LDSM, HGMMAs). With three sets it had to follow the
@@ -309,22 +311,24 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // of each column).
 // v114: NV 2 puts two columns' wgmmas in each commit group (2-14 HGMMAs at k 7 instead of 1-7,
 // each group waited on one tile row later) and halves the drains at the end of a call.
-template <class T, int NT, int KT, int NV>
-__device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
-                                                  unsigned b_c, unsigned b_u, unsigned hi) {
+// v115: no drain between calls: the sets rotate on from one call to the next.
+template <class T, int NT, int KT, int NV, int SET0, bool DRAIN, int NA>
+__device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsigned (&a)[4][NA][4], unsigned a_vg,
+                                                  unsigned row_b, unsigned b_vg, unsigned b_c, unsigned b_u,
+                                                  unsigned hi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
+  static_assert(NV <= NA, "the fragment sets hold NA columns");
   // v52: B's descriptor base is the same in every lane; broadcast from lane 0, ptxas knows it is
   // warp-uniform and builds the descriptors in uniform registers (two R2UR per HGMMA before:
   // neutral in v47 behind the fence's ldmatrix wait, which v48 removed).
   b_vg = __shfl_sync(0xffffffffu, b_vg, 0);
   b_c = __shfl_sync(0xffffffffu, b_c, 0);
   b_u = __shfl_sync(0xffffffffu, b_u, 0);
-  unsigned a[4][NV][4];
 #pragma unroll
   for (int c = 0; c < NV; ++c) {
-    ldmatrix_x4(a[0][c], a_vg + c * 16);
-    ldmatrix_x4(a[1][c], a_vg + row_b + c * 16);
+    ldmatrix_x4(a[SET0 % 4][c], a_vg + c * 16);
+    ldmatrix_x4(a[(SET0 + 1) % 4][c], a_vg + row_b + c * 16);
   }
 #pragma unroll
   for (int rr = 0; rr < TR; ++rr) {
@@ -334,28 +338,32 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
 #pragma unroll
       for (int u = 0; u < KT; ++u)
         if (rr - u >= 0 && rr - u < ROWS)
-          wgmma_rs_m64k16<T, N>(acc[rr - u], a[rr % 4][c], desc_of(b_vg + c * b_c + u * b_u, hi));
+          wgmma_rs_m64k16<T, N>(acc[rr - u], a[(SET0 + rr) % 4][c], desc_of(b_vg + c * b_c + u * b_u, hi));
     wgmma_commit();
     if (rr + 2 < TR)
 #pragma unroll
-      for (int c = 0; c < NV; ++c) ldmatrix_x4(a[(rr + 2) % 4][c], a_vg + (rr + 2) * row_b + c * 16);  // group rr - 2's set
+      for (int c = 0; c < NV; ++c)
+        ldmatrix_x4(a[(SET0 + rr + 2) % 4][c], a_vg + (rr + 2) * row_b + c * 16);  // group rr - 2's set
     wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr + 3 next time
   }
-  wgmma_wait<0>();  // the next columns start again from sets 0 and 1
+  if constexpr (DRAIN) wgmma_wait<0>();  // the next columns start again from sets 0 and 1
 #endif
 }
 
-// Every window column at chunk pair gp, NV at a time (a trailing odd column alone); a_vg and b_vg
-// as for rs_window_columns at column 0.
-template <class T, int NT, int KT, int NV>
-__device__ __forceinline__ void rs_window_row(float (&acc)[8][NT * 4], unsigned a_vg, unsigned row_b, unsigned b_vg,
-                                              unsigned b_c, unsigned b_u, unsigned hi) {
-  #pragma unroll 1
-  for (int v = 0; v + NV <= KT; v += NV)
-    rs_window_columns<T, NT, KT, NV>(acc, a_vg + v * 16, row_b, b_vg + v * b_c, b_c, b_u, hi);
-  if constexpr (KT % NV != 0)
-    rs_window_columns<T, NT, KT, KT % NV>(acc, a_vg + (KT - KT % NV) * 16, row_b, b_vg + (KT - KT % NV) * b_c, b_c, b_u,
-                                          hi);
+// Window columns V .. KT - 1 at one chunk pair, NV at a time (a last odd column alone), each call
+// starting where the last one's sets left off; a_vg and b_vg as for rs_window_columns at column 0.
+// Unrolled, since the set offset must be known at compile time. Returns with group TR - 1 of the
+// last call still running only where the next chunk pair can start at set 0; else drains.
+template <class T, int NT, int KT, int NV, int V, int SET0, int NA>
+__device__ __forceinline__ void rs_window_row(float (&acc)[8][NT * 4], unsigned (&a)[4][NA][4], unsigned a_vg,
+                                              unsigned row_b, unsigned b_vg, unsigned b_c, unsigned b_u, unsigned hi) {
+  if constexpr (V < KT) {
+    constexpr int n = KT - V < NV ? KT - V : NV, TR = 8 + KT - 1;
+    rs_window_columns<T, NT, KT, n, SET0, false>(acc, a, a_vg + V * 16, row_b, b_vg + V * b_c, b_c, b_u, hi);
+    rs_window_row<T, NT, KT, NV, V + n, (SET0 + TR) % 4>(acc, a, a_vg, row_b, b_vg, b_c, b_u, hi);
+  } else if constexpr (SET0 != 0) {
+    wgmma_wait<0>();
+  }
 }
 
 // The SS loop above reads A (2 KB) and B from shared memory for every wgmma and sits at the
@@ -389,13 +397,19 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
   float acc[ROWS][N / 2];
   zero_acc(acc);
   // One column a commit group: two (v114, as in ws_consume) measured +3.7% at k 5 heads 16.
+  // v115: where a call's tile rows are a multiple of the four fragment sets (k 5: 12), every call
+  // starts at set 0 and none drains; at k 7 each call still does.
+  constexpr int TR = ROWS + KT - 1;
+  unsigned a[4][1][4];
   #pragma unroll 1
   for (int v = 0; v < KT; ++v)
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp)
       // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
-      rs_window_columns<T, NT, KT, 1>(acc, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
-                                      b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), 0u, b_u, hi);
+      rs_window_columns<T, NT, KT, 1, 0, TR % 4 != 0>(acc, a, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride),
+                                                      row_b, b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), 0u,
+                                                      b_u, hi);
+  wgmma_wait<0>();
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)
   __syncthreads();  // every warp's ldmatrix reads of the tile are done
   stage_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, ys, r0, i0 + r0, j0);

@@ -216,14 +216,18 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     }
     float acc[ROWS][N / 2];
     zero_acc(acc);
+    unsigned a[4][kWsColumns][4];  // the fragment sets, rotating on across the chunk pairs (v115)
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
       if (gp > 0) mbar_wait(&sh.full[gp], convs & 1u);
-      rs_window_row<T, NT, KT, kWsColumns>(acc, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
-                                           b_lo0 + static_cast<unsigned>(gp * bstep), static_cast<unsigned>(G2 * bstep),
-                                           b_u, hi);
+      rs_window_row<T, NT, KT, kWsColumns, 0, 0>(acc, a, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
+                                                 b_lo0 + static_cast<unsigned>(gp * bstep),
+                                                 static_cast<unsigned>(G2 * bstep), b_u, hi);
+      // The last wgmmas may still run, but they read registers and the weights only: every
+      // ldmatrix of the pair was consumed by a wgmma.fence before this.
       mbar_arrive(&sh.empty[gp]);
     }
+    wgmma_wait<0>();
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
     store_ws_rows<T, NT, ROWS>(p, acc, bias_r, it.x, i0 + r0, j0, y_stage);
     ++convs;
