@@ -396,20 +396,17 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
 
   float acc[ROWS][N / 2];
   zero_acc(acc);
-  // One column a commit group: two (v114, as in ws_consume) measured +3.7% at k 5 heads 16.
-  // v115: where a call's tile rows are a multiple of the four fragment sets (k 5: 12), every call
-  // starts at set 0 and none drains; at k 7 each call still does.
-  constexpr int TR = ROWS + KT - 1;
-  unsigned a[4][1][4];
+  // One column a commit group, every call drained: two columns a group (v114, as in ws_consume)
+  // measured +3.7% at k 5 heads 16, and the sets rotating on without drains (v115) +1.3%.
   #pragma unroll 1
   for (int v = 0; v < KT; ++v)
     #pragma unroll 1
-    for (int gp = 0; gp < G2; ++gp)
+    for (int gp = 0; gp < G2; ++gp) {
+      unsigned a[4][1][4];
       // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
-      rs_window_columns<T, NT, KT, 1, 0, TR % 4 != 0>(acc, a, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride),
-                                                      row_b, b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), 0u,
-                                                      b_u, hi);
-  wgmma_wait<0>();
+      rs_window_columns<T, NT, KT, 1, 0, true>(acc, a, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
+                                               b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), 0u, b_u, hi);
+    }
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)
   __syncthreads();  // every warp's ldmatrix reads of the tile are done
   stage_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, ys, r0, i0 + r0, j0);
