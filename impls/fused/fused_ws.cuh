@@ -28,6 +28,12 @@ static_assert(kTeamBarrier<kProducerThreads, 0> == 1 &&
 constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
 // Registers after setmaxnreg: 384 x 168 at launch = 128 x 104 (producer) + 256 x 200.
 constexpr int kProducerRegs = 104, kConsumerRegs = 200;
+// setmaxnreg.inc waits until the registers are free in the block's pool, which holds what the
+// launch gave (65536 / 384 rounded down to 8: 168 a thread): asking for more hangs the consumers
+// (v116's 96/208 did, thirty-sixth session).
+static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads) * kConsumerRegs <=
+                  kWsThreads * (65536 / kWsThreads / 8 * 8),
+              "the teams' registers after setmaxnreg must fit in what the launch allocated");
 // Window columns a commit group in the consumers' contraction (rs_window_row; v114: 2 took k 7
 // heads 32 -3.3%; 3 makes ptxas serialize the wgmmas for want of registers).
 constexpr int kWsColumns = 2;
