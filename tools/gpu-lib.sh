@@ -51,6 +51,15 @@ fused_profiles() {
   echo "rc=$?" >>"$S"
 }
 
+# Nsight Compute's METRICS (comma-separated) for one launch of BUILD's fused kernel (the 13th,
+# past the warm-up) on the workload FILE:REGEX; ncu's report and errors on stdout.
+# Usage: fused_ncu_metrics BUILD METRICS FILE:REGEX
+fused_ncu_metrics() {
+  timeout 90 ncu --clock-control none --cache-control all -k regex:'fused_kernel' --launch-skip 12 --launch-count 1 \
+    --metrics "$2" "$1/mtabench" run "${3%%:*}" --filter "${3#*:}" --impl fused --no-isolate --no-records --quiet \
+    --max-time 0.2 --min-time 0.05 2>&1
+}
+
 # Memory traffic of BUILD's fused kernel on one workload (default seq 4096), one Nsight Compute
 # launch with four metrics (~15 s): DRAM bytes read and written, the L2 read hit rate and the
 # kernel's duration under the profiler, into the summary as "NAME: metric unit value" lines
@@ -59,10 +68,8 @@ fused_profiles() {
 fused_traffic() {
   local spec=${3:-workloads/seq-sweep.json:^sweep-seq4096\$}
   stage "memory traffic of $2 ($spec)"
-  timeout 90 ncu --clock-control none --cache-control all -k regex:'fused_kernel' --launch-skip 12 --launch-count 1 \
-    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_op_read_hit_rate.pct,gpu__time_duration.sum \
-    "$1/mtabench" run "${spec%%:*}" --filter "${spec#*:}" --impl fused --no-isolate --no-records --quiet \
-    --max-time 0.2 --min-time 0.05 2>&1 | grep -E "dram__|lts__|gpu__time" | sed "s|^ *|$2: |" >>"$S"
+  fused_ncu_metrics "$1" dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_op_read_hit_rate.pct,gpu__time_duration.sum \
+    "$spec" | grep -E "dram__|lts__|gpu__time" | sed "s|^ *|$2: |" >>"$S"
   echo "rc=$?" >>"$S"
 }
 
