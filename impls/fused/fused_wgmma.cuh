@@ -300,9 +300,10 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // NV consecutive window columns v .. v + NV - 1 at chunk pair gp of the contraction below: A
 // fragments from a_vg (this lane's ldmatrix row at tile row r0 and column v; the next tile row
 // row_b bytes on, the next column 16), the tap (u, v + c) weights' descriptor b_vg + c b_c + u b_u.
-// Tile row rr's fragments go into set (SET0 + rr) % 4 of a (NV of its NA columns). With DRAIN it
+// Tile row rr's fragments go into set (SET0 + rr) % NS of a (NV of its NA columns). With DRAIN it
 // returns with every wgmma done; without, group TR - 1 may still run, and the next call must start
-// at SET0 + TR (mod 4), whose first two sets are free (rs_window_row), and someone waits for all.
+// at SET0 + TR (mod NS), whose first NS - 2 sets are free (rs_window_row), and someone waits for
+// all.
 // v48: four fragment sets, and tile row rr + 2's ldmatrix goes into group rr - 2's set (free
 // since the last wait), so it need not follow the wait for group rr - 1; ptxas issues it after
 // the next wgmma.fence (SASS: DEPBAR, ARRIVE, LDSM, HGMMAs). With three sets it had to follow the
@@ -312,13 +313,20 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // v114: NV 2 puts two columns' wgmmas in each commit group (2-14 HGMMAs at k 7 instead of 1-7,
 // each group waited on one tile row later) and halves the drains at the end of a call.
 // v115: no drain between calls: the sets rotate on from one call to the next.
-template <class T, int NT, int KT, int NV, int SET0, bool DRAIN, int NA>
-__device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsigned (&a)[4][NA][4], unsigned a_vg,
+// v117: NS sets, NS - 2 tile rows loaded ahead. Three sets (one row ahead) free the registers for
+// NV 3, whose commit groups (3-21 HGMMAs, >= 48 tensor cycles) outlast the ldmatrix the next
+// fence waits for; v47's three sets stalled on it behind groups of one HGMMA.
+template <class T, int NT, int KT, int NV, int SET0, bool DRAIN, int NS, int NA>
+__device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsigned (&a)[NS][NA][4], unsigned a_vg,
                                                   unsigned row_b, unsigned b_vg, unsigned b_c, unsigned b_u,
                                                   unsigned hi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
   static_assert(NV <= NA, "the fragment sets hold NA columns");
+  // Tile rows loaded ahead of the one contracted: group rr + D - NS = rr - 2's set is free after
+  // the last iteration's wait for group rr - 1.
+  constexpr int D = NS - 2;
+  static_assert(D >= 1, "at least three fragment sets");
   // v52: B's descriptor base is the same in every lane; broadcast from lane 0, ptxas knows it is
   // warp-uniform and builds the descriptors in uniform registers (two R2UR per HGMMA before:
   // neutral in v47 behind the fence's ldmatrix wait, which v48 removed).
@@ -326,10 +334,9 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
   b_c = __shfl_sync(0xffffffffu, b_c, 0);
   b_u = __shfl_sync(0xffffffffu, b_u, 0);
 #pragma unroll
-  for (int c = 0; c < NV; ++c) {
-    ldmatrix_x4(a[SET0 % 4][c], a_vg + c * 16);
-    ldmatrix_x4(a[(SET0 + 1) % 4][c], a_vg + row_b + c * 16);
-  }
+  for (int d = 0; d < D; ++d)
+#pragma unroll
+    for (int c = 0; c < NV; ++c) ldmatrix_x4(a[(SET0 + d) % NS][c], a_vg + d * row_b + c * 16);
 #pragma unroll
   for (int rr = 0; rr < TR; ++rr) {
     wgmma_fence();  // the fragments were written by ldmatrix
@@ -338,13 +345,13 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
 #pragma unroll
       for (int u = 0; u < KT; ++u)
         if (rr - u >= 0 && rr - u < ROWS)
-          wgmma_rs_m64k16<T, N>(acc[rr - u], a[(SET0 + rr) % 4][c], desc_of(b_vg + c * b_c + u * b_u, hi));
+          wgmma_rs_m64k16<T, N>(acc[rr - u], a[(SET0 + rr) % NS][c], desc_of(b_vg + c * b_c + u * b_u, hi));
     wgmma_commit();
-    if (rr + 2 < TR)
+    if (rr + D < TR)
 #pragma unroll
       for (int c = 0; c < NV; ++c)
-        ldmatrix_x4(a[(SET0 + rr + 2) % 4][c], a_vg + (rr + 2) * row_b + c * 16);  // group rr - 2's set
-    wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr + 3 next time
+        ldmatrix_x4(a[(SET0 + rr + D) % NS][c], a_vg + (rr + D) * row_b + c * 16);  // group rr - 2's set
+    wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr - 1 + NS next time
   }
   if constexpr (DRAIN) wgmma_wait<0>();  // the next columns start again from sets 0 and 1
 #endif
@@ -354,13 +361,13 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
 // starting where the last one's sets left off; a_vg and b_vg as for rs_window_columns at column 0.
 // Unrolled, since the set offset must be known at compile time. Returns with group TR - 1 of the
 // last call still running only where the next chunk pair can start at set 0; else drains.
-template <class T, int NT, int KT, int NV, int V, int SET0, int NA>
-__device__ __forceinline__ void rs_window_row(float (&acc)[8][NT * 4], unsigned (&a)[4][NA][4], unsigned a_vg,
+template <class T, int NT, int KT, int NV, int V, int SET0, int NS, int NA>
+__device__ __forceinline__ void rs_window_row(float (&acc)[8][NT * 4], unsigned (&a)[NS][NA][4], unsigned a_vg,
                                               unsigned row_b, unsigned b_vg, unsigned b_c, unsigned b_u, unsigned hi) {
   if constexpr (V < KT) {
     constexpr int n = KT - V < NV ? KT - V : NV, TR = 8 + KT - 1;
     rs_window_columns<T, NT, KT, n, SET0, false>(acc, a, a_vg + V * 16, row_b, b_vg + V * b_c, b_c, b_u, hi);
-    rs_window_row<T, NT, KT, NV, V + n, (SET0 + TR) % 4>(acc, a, a_vg, row_b, b_vg, b_c, b_u, hi);
+    rs_window_row<T, NT, KT, NV, V + n, (SET0 + TR) % NS>(acc, a, a_vg, row_b, b_vg, b_c, b_u, hi);
   } else if constexpr (SET0 != 0) {
     wgmma_wait<0>();
   }

@@ -35,8 +35,9 @@ static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads)
                   kWsThreads * (65536 / kWsThreads / 8 * 8),
               "the teams' registers after setmaxnreg must fit in what the launch allocated");
 // Window columns a commit group in the consumers' contraction (rs_window_row; v114: 2 took k 7
-// heads 32 -3.3%; 3 makes ptxas serialize the wgmmas for want of registers).
-constexpr int kWsColumns = 2;
+// heads 32 -3.3%; 3 at four fragment sets makes ptxas serialize the wgmmas for want of
+// registers), and the fragment sets (v117: three, one tile row loaded ahead).
+constexpr int kWsColumns = 3, kWsSets = 3;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 template <int N>
@@ -222,7 +223,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     }
     float acc[ROWS][N / 2];
     zero_acc(acc);
-    unsigned a[4][kWsColumns][4];  // the fragment sets, rotating on across the chunk pairs (v115)
+    unsigned a[kWsSets][kWsColumns][4];  // the fragment sets, rotating on across the chunk pairs (v115)
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
       if (gp > 0) mbar_wait(&sh.full[gp], convs & 1u);
