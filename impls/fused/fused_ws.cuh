@@ -36,8 +36,9 @@ static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads)
               "the teams' registers after setmaxnreg must fit in what the launch allocated");
 // Window columns a commit group in the consumers' contraction (rs_window_row; v114: 2 took k 7
 // heads 32 -3.3%; 3 at four fragment sets makes ptxas serialize the wgmmas for want of
-// registers), and the fragment sets (v117: three, one tile row loaded ahead).
-constexpr int kWsColumns = 3, kWsSets = 3;
+// registers), and the fragment sets. v117: three sets (one tile row loaded ahead) fit 3 columns
+// without serializing, but measured +1.2% at k 7 heads 32, and 2 columns at three sets +0.9%.
+constexpr int kWsColumns = 2, kWsSets = 4;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 template <int N>
