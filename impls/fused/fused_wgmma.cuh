@@ -112,14 +112,6 @@ __device__ __forceinline__ void fence_acc(float (&d)[N]) {
 #pragma unroll
   for (int x = 0; x < N; ++x) asm volatile("" : "+f"(d[x])::"memory");
 }
-// A register-A item's accumulators zeroed before its first wgmma (both register-A kernels).
-template <int ROWS, int N>
-__device__ __forceinline__ void zero_acc(float (&acc)[ROWS][N]) {
-#pragma unroll
-  for (int r = 0; r < ROWS; ++r)
-#pragma unroll
-    for (int x = 0; x < N; ++x) acc[r][x] = 0.f;
-}
 
 // ---- block set-up ------------------------------------------------------------------------------
 // The weights as B core matrices (wgmma_b_offset, fused_contraction.h), written once per block,
@@ -177,6 +169,15 @@ __device__ __forceinline__ void load_bias_pairs(const FusedParams& p, const char
 #pragma unroll
     for (int h = 0; h < 2; ++h) bias_r[nt][h] = bias_s[nt * 8 + 2 * t + h];
 }
+// v118: a register-A item's accumulators start at their heads' biases (accumulator x of n-tile
+// nt is head nt * 8 + 2 t + (x & 1)), so its epilogue adds nothing (16 FADD a row at N 32).
+template <int ROWS, int NT>
+__device__ __forceinline__ void bias_acc(float (&acc)[ROWS][NT * 4], const float (&bias_r)[NT][2]) {
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+    for (int x = 0; x < NT * 4; ++x) acc[r][x] = bias_r[x >> 2][x & 1];
+}
 
 // Output rows i_first .. i_first + ROWS - 1 (columns j0 .. j0 + 63) from the accumulators,
 // straight to y. Accumulator x of n-tile nt: position 16 w + g + 8 (x >> 1 & 1), head
@@ -212,26 +213,33 @@ __device__ __forceinline__ void store_wgmma_rows(const FusedParams& p, float (&a
 // v28c, the same through a split team's tile: -3.7%). Rows at or past seq are staged but not
 // stored; columns past the diagonal are staged as zeros, like store_wgmma_rows.
 template <class T, int NT, int ROWS>
-__device__ __forceinline__ void stage_wgmma_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4],
-                                                 const float (&bias_r)[NT][2], T* ys, int r0, long long i_first,
-                                                 long long j0) {
+__device__ __forceinline__ void stage_wgmma_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4], T* ys, int r0,
+                                                 long long i_first, long long j0) {
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
   const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   // Row r keeps column 16 w + g + 8 h where 16 w + g + 8 h <= i_first - j0 + r (the diagonal).
   const int diag = static_cast<int>(i_first - j0) - 16 * w - g;
   T* const base = ys + wgmma_staged_offset(2 * t, r0, 16 * w + g);
+  // v118: the biases are in the accumulators (bias_acc), and a band wholly below the diagonal
+  // keeps every position without a test.
+  const auto rows = [&](auto all_kept) {
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r)
+    for (int r = 0; r < ROWS; ++r)
 #pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
+      for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-      for (int x = 0; x < 4; ++x) {
-        const int h = (x >> 1) & 1, o = nt * 8 + 2 * t + (x & 1);
-        if (o < p.O)
-          base[wgmma_staged_offset(nt * 8 + (x & 1), r, 8 * h)] =
-              from_f<T>(8 * h <= diag + r ? acc[r][nt * 4 + x] + bias_r[nt][x & 1] : 0.f);
-      }
+        for (int x = 0; x < 4; ++x) {
+          const int h = (x >> 1) & 1, o = nt * 8 + 2 * t + (x & 1);
+          if (o < p.O)
+            base[wgmma_staged_offset(nt * 8 + (x & 1), r, 8 * h)] =
+                from_f<T>(decltype(all_kept)::value || 8 * h <= diag + r ? acc[r][nt * 4 + x] : 0.f);
+        }
+  };
+  if (i_first - j0 >= kWgmmaTJ - 1)
+    rows(std::true_type{});
+  else
+    rows(std::false_type{});
 }
 
 // ---- conv item, both operands in shared memory (v12-v13) ------------------------------------------
@@ -402,7 +410,7 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
   load_bias_pairs<NT>(p, smem, bias_r);
 
   float acc[ROWS][N / 2];
-  zero_acc(acc);
+  bias_acc(acc, bias_r);
   // One column a commit group, every call drained: two columns a group (v114, as in ws_consume)
   // measured +3.7% at k 5 heads 16, and the sets rotating on without drains (v115) +1.3%.
   #pragma unroll 1
@@ -416,7 +424,7 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
     }
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)
   __syncthreads();  // every warp's ldmatrix reads of the tile are done
-  stage_wgmma_rows<T, NT, ROWS>(p, acc, bias_r, ys, r0, i0 + r0, j0);
+  stage_wgmma_rows<T, NT, ROWS>(p, acc, ys, r0, i0 + r0, j0);
   __syncthreads();
   store_staging<T>(p, ys, b, i0, j0);
   __syncthreads();  // the tile is refilled by the next item

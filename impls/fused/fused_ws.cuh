@@ -65,9 +65,8 @@ __device__ __forceinline__ void regs_inc() {
 // stored as zeros and rows at or past seq not at all, as in store_wgmma_rows; a chunk is whole
 // inside seq or wholly past it (seq a multiple of 8, the plan's condition for this kernel).
 template <class T, int NT, int ROWS>
-__device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4],
-                                              const float (&bias_r)[NT][2], int b, long long i_first, long long j0,
-                                              unsigned buf) {
+__device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4], int b,
+                                              long long i_first, long long j0, unsigned buf) {
   static_assert(NT * 8 * 16 * 2 == kWsStageWarpBytes && sizeof(T) == 2, "one row of NT * 8 heads a warp");
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
@@ -80,40 +79,53 @@ __device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)
   for (int s = 0; s < NT / 2; ++s) st_at[s] = buf + chunk((2 * s + (lane >> 4)) * 8 + (lane & 7), (lane >> 3) & 1);
   // This thread keeps position 16 w + g + 8 h of row r where 8 h <= d0 + r (the diagonal).
   const int d0 = static_cast<int>(min(i_first - j0, 1ll << 20)) - 16 * w - g;
-  const bool below = i_first - j0 >= kWgmmaTJ - 1;  // every position of every row kept
-  T* y = static_cast<T*>(p.y);
+  // v118: this lane's chunks of row i_first, a row S elements on; (o, h) past O or seq: none.
+  T* y_at[NT / 2];
 #pragma unroll
-  for (int r = 0; r < ROWS; ++r) {
-    const long long i = i_first + r;
-    if (i >= p.S) break;
-    unsigned v[NT][2];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const bool keep = below || 8 * h <= d0 + r;
-        v[nt][h] = pack2<T>(keep ? acc[r][nt * 4 + 2 * h] + bias_r[nt][0] : 0.f,
-                            keep ? acc[r][nt * 4 + 2 * h + 1] + bias_r[nt][1] : 0.f);
-      }
-    __syncwarp();  // the last row's chunks read by every lane
-#pragma unroll
-    for (int s = 0; s < NT / 2; ++s)
-      asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(st_at[s]),
-                   "r"(v[2 * s][0]), "r"(v[2 * s][1]), "r"(v[2 * s + 1][0]), "r"(v[2 * s + 1][1])
-                   : "memory");
-    __syncwarp();
-#pragma unroll
-    for (int u = 0; u < NT / 2; ++u) {
-      const int c = lane + 32 * u, o = c >> 1, h = c & 1;
-      uint4 val;
-      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(val.x), "=r"(val.y), "=r"(val.z), "=r"(val.w)
-                   : "r"(buf + chunk(o, h))
-                   : "memory");
-      const long long j = j0 + 16 * w + 8 * h;
-      if (o < p.O && j < p.S) store_stream(y + ((static_cast<long long>(b) * p.O + o) * p.S + i) * p.S + j, val);
-    }
+  for (int u = 0; u < NT / 2; ++u) {
+    const int c = lane + 32 * u, o = c >> 1, h = c & 1;
+    const long long j = j0 + 16 * w + 8 * h;
+    y_at[u] = o < p.O && j < p.S
+                  ? static_cast<T*>(p.y) + ((static_cast<long long>(b) * p.O + o) * p.S + i_first) * p.S + j
+                  : nullptr;
   }
+  // v118: the accumulators hold the biases since the first wgmma, and an item wholly below the
+  // diagonal (all but the diagonal's) keeps every position: its rows test nothing.
+  const auto rows = [&](auto all_kept) {
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      if (i_first + r >= p.S) break;
+      unsigned v[NT][2];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const bool keep = decltype(all_kept)::value || 8 * h <= d0 + r;
+          v[nt][h] = pack2<T>(keep ? acc[r][nt * 4 + 2 * h] : 0.f, keep ? acc[r][nt * 4 + 2 * h + 1] : 0.f);
+        }
+      __syncwarp();  // the last row's chunks read by every lane
+#pragma unroll
+      for (int s = 0; s < NT / 2; ++s)
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(st_at[s]),
+                     "r"(v[2 * s][0]), "r"(v[2 * s][1]), "r"(v[2 * s + 1][0]), "r"(v[2 * s + 1][1])
+                     : "memory");
+      __syncwarp();
+#pragma unroll
+      for (int u = 0; u < NT / 2; ++u) {
+        const int c = lane + 32 * u, o = c >> 1, h = c & 1;
+        uint4 val;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(val.x), "=r"(val.y), "=r"(val.z), "=r"(val.w)
+                     : "r"(buf + chunk(o, h))
+                     : "memory");
+        if (y_at[u] != nullptr) store_stream(y_at[u] + static_cast<long long>(r) * p.S, val);
+      }
+    }
+  };
+  if (i_first - j0 >= kWgmmaTJ - 1)
+    rows(std::true_type{});
+  else
+    rows(std::false_type{});
 }
 #endif
 
@@ -223,7 +235,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
       continue;
     }
     float acc[ROWS][N / 2];
-    zero_acc(acc);
+    bias_acc(acc, bias_r);
     unsigned a[kWsSets][kWsColumns][4];  // the fragment sets, rotating on across the chunk pairs (v115)
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
@@ -237,7 +249,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     }
     wgmma_wait<0>();
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
-    store_ws_rows<T, NT, ROWS>(p, acc, bias_r, it.x, i0 + r0, j0, y_stage);
+    store_ws_rows<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_stage);
     ++convs;
   }
 #endif
