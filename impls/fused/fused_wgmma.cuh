@@ -361,7 +361,7 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
         ldmatrix_x4(a[(SET0 + rr + D) % NS][c], a_vg + (rr + D) * row_b + c * 16);  // group rr - 2's set
     wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr - 1 + NS next time
   }
-  if constexpr (DRAIN) wgmma_wait<0>();  // the next columns start again from sets 0 and 1
+  if constexpr (DRAIN) wgmma_wait<0>();  // the next columns start again from set 0
 #endif
 }
 
