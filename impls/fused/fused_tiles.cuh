@@ -219,6 +219,46 @@ __device__ void fill_probabilities4(const FusedParams& p, const float4* mbs, uns
 // (TJ / 8) apart. A tile inside y with seq a multiple of 8 and y 16-byte aligned (every vector
 // aligned and in range) skips the per-vector tests (v7: with them and the 64-bit index
 // arithmetic this loop was a tenth of the kernel's instructions at seq 4096).
+// v119: store_staging's rows when seq is not a multiple of 8 (16-bit types, y 16-byte aligned):
+// a (head, row) of y then starts m elements into a 16-byte line (m = 0..7, row by row), and the
+// loop below stored every vector as 8 2-byte stores (k 5 heads 8/12 at seq 777: 24% of the
+// kernel's stall samples on them, 370 K warp stores a launch). Here the V = TJ / 8 lanes of a row
+// store whole lines: lane v the line at column 8 v (m = 0) or 8 (v + 1) - m (the last lane none),
+// its 8 values read from the staging row as 2-byte loads (shared memory is not the bound), then
+// the 8 columns left over (the first 8 - m and the last m) one each, lane e taking element e; a
+// line past seq's last column, element by element. y0: column j0 of head 0, row i0 of batch b.
+template <class T, int NTHR>
+__device__ __forceinline__ void store_staging_realigned(const FusedParams& p, const T* ys, T* y0, long long i0,
+                                                        long long j0, int v, int V, int step, int rshift) {
+  const int yp = p.TJ + 8;
+  const int cols = static_cast<int>(min(static_cast<long long>(p.TJ), p.S - j0));  // columns inside seq
+  const long long plane = p.S * p.S;
+  #pragma unroll 1
+  for (int orow = static_cast<int>(threadIdx.x) / V; orow < p.O * p.R; orow += step) {
+    const int rr = orow & (p.R - 1), o = orow >> rshift;
+    if (i0 + rr >= p.S) continue;
+    T* const dst = y0 + o * plane + rr * p.S;
+    const T* const src = ys + o * p.yhp + rr * yp;
+    const int m = static_cast<int>((reinterpret_cast<std::uintptr_t>(dst) >> 1) & 7);
+    const int c0 = m == 0 ? 8 * v : 8 * (v + 1) - m;
+    if (m == 0 || v < V - 1) {
+      if (c0 + 8 <= cols) {
+        unsigned w[4];
+#pragma unroll
+        for (int x = 0; x < 4; ++x) w[x] = bits16(src[c0 + 2 * x]) | (bits16(src[c0 + 2 * x + 1]) << 16);
+        store_stream(dst + c0, make_uint4(w[0], w[1], w[2], w[3]));
+      } else {
+        for (int x = 0; x < 8 && c0 + x < cols; ++x) dst[c0 + x] = src[c0 + x];
+      }
+    }
+    if (m != 0)
+      for (int e = v; e < 8; e += V) {
+        const int c = e < 8 - m ? e : p.TJ - 8 + e;
+        if (c < cols) dst[c] = src[c];
+      }
+  }
+}
+
 template <class T, int NTHR = kThreads>
 __device__ void store_staging(const FusedParams& p, const T* ys, int b, long long i0, long long j0) {
   if constexpr ((kAblate & kAblateTileStores) != 0) return;
@@ -236,6 +276,14 @@ __device__ void store_staging(const FusedParams& p, const T* ys, int b, long lon
       store_stream(y0 + o * plane + rr * p.S, *reinterpret_cast<const uint4*>(ys + o * p.yhp + rr * yp + v * 8));
     }
     return;
+  }
+  // Not in the few-heads instance (NTHR kFewThreads, 64 registers): there it spilled 76/168 bytes
+  // against 44/52, and that instance's time follows its spills and code (JOURNAL.md v111-v113).
+  if constexpr (sizeof(T) == 2 && NTHR == kThreads) {
+    if ((reinterpret_cast<std::uintptr_t>(y) & 15) == 0) {
+      store_staging_realigned<T, NTHR>(p, ys, y0 - v * 8, i0, j0, v, 1 << vshift, step, rshift);
+      return;
+    }
   }
   #pragma unroll 1
   for (int orow = threadIdx.x >> vshift; orow < p.O * p.R; orow += step) {
