@@ -27,11 +27,11 @@ KernelFn pick(const FusedPlan& plan, DType dtype) {
   throw std::logic_error("fused: unknown dtype");
 }
 
-KernelFn pick_prestats(DType dtype, bool aligned) {
+KernelFn pick_prestats(DType dtype, PrestatsFold fold) {
   switch (dtype) {
-    case DType::bf16: return prestats_instance<__nv_bfloat16>(aligned);
-    case DType::fp16: return prestats_instance<__half>(aligned);
-    case DType::fp32: return prestats_instance<float>(aligned);
+    case DType::bf16: return prestats_instance<__nv_bfloat16>(fold);
+    case DType::fp16: return prestats_instance<__half>(fold);
+    case DType::fp32: return prestats_instance<float>(fold);
   }
   throw std::logic_error("fused: unknown dtype");
 }
@@ -79,8 +79,8 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   // beside it, their set-up hidden: seq 512 -18.8% with the lean fold against -8.9% without
   // (JOURNAL.md v89). Not for fp32: +2.8% at seq 1024 (its main kernel then runs with the least L1).
   if (plan.p.prestats && dtype != DType::fp32)
-    for (bool aligned : {false, true})
-      MTABENCH_CUDA_CALL(cudaFuncSetAttribute(pick_prestats(dtype, aligned),
+    for (PrestatsFold fold : {PrestatsFold::generic, PrestatsFold::aligned, PrestatsFold::lined})
+      MTABENCH_CUDA_CALL(cudaFuncSetAttribute(pick_prestats(dtype, fold),
                                               cudaFuncAttributePreferredSharedMemoryCarveout,
                                               cudaSharedmemCarveoutMaxShared));
   int blocks = 0;
@@ -96,7 +96,7 @@ int prestats_blocks(const FusedParams& p) {
 
 void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream, bool programmatic) {
   if (p.prestats) {
-    pick_prestats(dtype, prestats_aligned(p))<<<prestats_blocks(p), kPrestatsThreads, 0, stream>>>(p);
+    pick_prestats(dtype, prestats_fold(p))<<<prestats_blocks(p), kPrestatsThreads, 0, stream>>>(p);
     MTABENCH_CUDA_CHECK_LAUNCH();
   }
   cudaLaunchConfig_t config{};

@@ -442,10 +442,18 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
 }
 
 // Rows of a multiple of 8 scores from a 16-byte aligned base are all 16-byte aligned; the lean
-// fold decodes its rows in 32 bits and reaches kPrestatsAlignedMaxRow columns.
-bool prestats_aligned(const FusedParams& p) {
-  return p.S % 8 == 0 && p.S <= kPrestatsAlignedMaxRow && (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0 &&
-         static_cast<long long>(p.B) * p.C * p.S < (1ll << 31);
+// fold decodes its rows in 32 bits and reaches kPrestatsAlignedMaxRow columns. Other rows start
+// m < 8 scores into a 16-byte line: the lined fold reads from there, m + seq columns, and the
+// last row's last line ends inside the tensor only where its B C S S scores fill whole lines
+// (the line before a row's first score belongs to the row before it).
+PrestatsFold prestats_fold(const FusedParams& p) {
+  const bool lean = (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0 &&
+                    static_cast<long long>(p.B) * p.C * p.S < (1ll << 31);
+  if (!lean) return PrestatsFold::generic;
+  if (p.S % 8 == 0 && p.S <= kPrestatsAlignedMaxRow) return PrestatsFold::aligned;
+  if (p.S % 8 != 0 && p.S + 7 <= kPrestatsAlignedMaxRow && static_cast<long long>(p.B) * p.C * p.S * p.S % 8 == 0)
+    return PrestatsFold::lined;
+  return PrestatsFold::generic;
 }
 
 }  // namespace mtabench::fused

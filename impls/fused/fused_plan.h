@@ -36,16 +36,20 @@ constexpr long long kPrestatsMaxSeq = 1024;
 // v85r: the few-heads tensor-core instance (the column interleave) only up to this seq: a single
 // wave of items there (seq 512 -6.8%); at seq 1000-1024 it lost 17-18% (JOURNAL.md v85), with
 // a fold whose loads went one round trip after another (spills at 32 registers, v88). v89: with
-// the lean fold (row_stats_aligned), up to 1024 again.
+// the lean fold (row_stats_lines), up to 1024 again.
 constexpr long long kPrestatsFewHeadsMaxSeq = 1024;
-// v89: the 16-bit statistics kernel's lean fold (row_stats_aligned, fused_prestats.cuh) loads
+// v89: the 16-bit statistics kernel's lean fold (row_stats_lines, fused_prestats.cuh) loads
 // four vectors of eight scores a lane, so it covers rows of up to this many scores; it also needs
 // 16-byte aligned rows (seq a multiple of 8, an aligned base) and a 32-bit row index.
 constexpr int kPrestatsAlignedMaxRow = 4 * 8 * 32;
-// Whether a launch's statistics kernel may take the lean fold; otherwise the generic one (any
-// row). A probe with the few-heads bound at 2048 (JOURNAL.md v89) took the lean fold past its
-// 1024 columns, without this length check, and failed the oracle (relative L2 error 0.34).
-bool prestats_aligned(const FusedParams& p);
+// Which fold a launch's statistics kernel takes (16-bit scores; fp32 always the generic one):
+// aligned (v89), the lean fold of 16-byte aligned rows of up to kPrestatsAlignedMaxRow scores;
+// lined (v121), the same fold over the 16-byte lines that hold rows not 16-byte aligned (seq not a
+// multiple of 8), masked at both ends, where every such line lies inside the scores tensor and
+// m + seq <= kPrestatsAlignedMaxRow for the rows' offsets m < 8 into their first line; generic,
+// any row. A probe with the few-heads bound at 2048 (JOURNAL.md v89) took the lean fold past its
+// 1024 columns, without the length check, and failed the oracle (relative L2 error 0.34).
+PrestatsFold prestats_fold(const FusedParams& p);
 FusedPlan make_plan(const Workload& w, int smem_optin_bytes, int window = kPlanWindow,
                     int lead_windows = kLeadWindows, bool wgmma_ok = false);
 

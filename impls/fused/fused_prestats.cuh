@@ -22,7 +22,7 @@ constexpr int kPrestatsThreads = 256;
 // wave. With 8 vectors the kernel took 64 registers, 4 blocks an SM, and two waves: its blocks
 // ran 3.3 us each, the grid 11.1 us (item timeline, twenty-third session). At 32 registers ptxas
 // spills each loaded vector right after its load, so a lane's loads go one after another
-// (JOURNAL.md v88): the generic fold still does; v89's row_stats_aligned does not.
+// (JOURNAL.md v88): the generic fold still does; v89's lean fold (row_stats_lines) does not.
 template <class T>
 constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 
@@ -36,25 +36,42 @@ constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 // instructions between the loads, and a predicated-off instruction still waits for its operands'
 // loads, so the fourth load (rows past 768) went out only after the first three had arrived
 // (seq 1000-1024 -6.5..-7.4% with the branch, JOURNAL.md v92).
+// v121, LINED: a row that starts m > 0 scores into a 16-byte line (seq not a multiple of 8) is
+// read the same way from that line's start, `lines` = row - m, over m + len columns, and the m
+// scores before the row (the row before it, or nothing the plan admits past the tensor: see
+// prestats_fold) are masked in lane 0's first vector after all four loads are out. Before it
+// such rows took row_stats' generic fold: two-byte loads, spilled at 32 registers (k 5 heads 8/12
+// at seq 777: 25 us for 14.5 MB of scores, JOURNAL.md v119).
 template <class T>
-__device__ __forceinline__ float2 row_stats_aligned(const T* row, int len) {
+__device__ __forceinline__ void mask_head(Vec8<T>& v, int m) {
+  T* h = reinterpret_cast<T*>(&v);
+#pragma unroll
+  for (int q = 0; q < 7; ++q)
+    if (q < m) h[q] = from_f<T>(-INFINITY);
+}
+
+template <class T, bool LINED>
+__device__ __forceinline__ float2 row_stats_lines(const T* lines, int m, int len) {
   static_assert(sizeof(T) == 2, "16-bit scores only");
-  static_assert(kPrestatsAlignedMaxRow == 4 * 256, "four vectors a lane cover the rows prestats_aligned admits");
+  static_assert(kPrestatsAlignedMaxRow == 4 * 256, "four vectors a lane cover the rows prestats_fold admits");
   const int lane = threadIdx.x & 31;
+  const int end = LINED ? m + len : len;  // the row's end, in columns from `lines`
   Vec8<T> v[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
-    const int n = len - (lane * 8 + 256 * k);  // this vector's columns before the row's end
-    v[k].w[0] = n > 0 ? *reinterpret_cast<const uint4*>(row + lane * 8 + 256 * k) : make_uint4(0u, 0u, 0u, 0u);
+    const int n = end - (lane * 8 + 256 * k);  // this vector's columns before the row's end
+    v[k].w[0] = n > 0 ? *reinterpret_cast<const uint4*>(lines + lane * 8 + 256 * k) : make_uint4(0u, 0u, 0u, 0u);
     mask_tail(v[k], n);  // n <= 0: the whole (zeroed) vector becomes -inf
   }
+  if (LINED && lane == 0 && m > 0) mask_head(v[0], m);
   return reduce_lanes(fold_vecs<T, 4>(v), 32);
 }
 
-// ALIGNED (v89, 16-bit only): the launch saw 16-byte aligned rows of up to 1024 scores
-// (prestats_aligned, fused_plan.cpp), so every row takes row_stats_aligned; an instance of its
-// own, so that the generic path's call (and the spills around it) is not in its code.
-template <class T, bool ALIGNED = false>
+// FOLD (prestats_fold, fused_plan.cpp; 16-bit only): aligned (v89), rows 16-byte aligned of up
+// to 1024 scores; lined (v121), rows not aligned, read by whole lines: both take
+// row_stats_lines, each an instance of its own, so that the generic path's call (and the spills
+// around it) is not in their code.
+template <class T, PrestatsFold FOLD = PrestatsFold::generic>
 __global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T>) fused_prestats_kernel(const FusedParams p) {
 #if __CUDA_ARCH__ >= 900
   // Let the main kernel's blocks launch now: they need this grid only after their set-up.
@@ -69,15 +86,19 @@ __global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T>) fus
   const int lane = threadIdx.x & 31;
   if (blockIdx.x == 0)
     for (int e = threadIdx.x; e < p.B * p.Q; e += kPrestatsThreads) p.band_ready[e] = 1u;
-  if constexpr (ALIGNED && sizeof(T) == 2) {
-    // 32-bit decode (prestats_aligned: B C S < 2^31): 64-bit divisions are calls whose saved
+  if constexpr (FOLD != PrestatsFold::generic && sizeof(T) == 2) {
+    // 32-bit decode (prestats_fold: B C S < 2^31): 64-bit divisions are calls whose saved
     // registers spilled; the store's address is formed before the fold, two registers across it.
+    constexpr bool kLined = FOLD == PrestatsFold::lined;
     const unsigned u = static_cast<unsigned>(unit), S = static_cast<unsigned>(p.S);
     if (u < static_cast<unsigned>(p.B) * p.C * S) {
       const unsigned i = S - 1 - u % S, bc = u / S;
+      // The row's offset into its line: its first score's index mod 8 (the base is aligned), from
+      // the index's low 32 bits.
+      const int m = kLined ? static_cast<int>(((bc * S + i) * S) & 7u) : 0;
       const T* row = static_cast<const T*>(p.scores) + (static_cast<long long>(bc) * S + i) * S;
       float2* dst = p.stats + stats_index(p, static_cast<int>(bc / p.C), i, static_cast<int>(bc % p.C));
-      const float2 ml = row_stats_aligned<T>(row, static_cast<int>(i) + 1);
+      const float2 ml = row_stats_lines<T, kLined>(row - m, m, static_cast<int>(i) + 1);
       if (lane == 0) *dst = make_float2(ml.x, 1.f / ml.y);
     }
   } else if (unit < static_cast<long long>(p.B) * p.C * p.S) {

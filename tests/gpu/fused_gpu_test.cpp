@@ -170,6 +170,19 @@ TEST(FusedGpu, WarpSpecialisedPathCorners) {
 #endif
 }
 
+// The statistics kernel's folds of 16-bit rows not 16-byte aligned (seq not a multiple of 8;
+// the plan test StatisticsKernelFoldShapesTakeTheStatisticsKernel pins that these shapes take that
+// kernel, and LeanStatisticsFoldsOnlyForRowsTheyCover which fold): v121's lined fold (B C S S a
+// multiple of 8, seq up to 1017: rows at every offset m into their first line, the longest at
+// m + seq = 1024) in both dtypes, then the generic fold (B C S S not whole lines; seq 1018).
+TEST(FusedGpu, StatisticsKernelFolds) {
+  MTABENCH_REQUIRE_GPU();
+  expect_shapes_pass("prestats", {{5, 777, 3, 8, 12, DType::bf16}, {3, 1017, 1, 8, 4, DType::fp16},
+                                  {3, 521, 2, 4, 4, DType::fp16},  {7, 263, 1, 8, 3, DType::bf16},
+                                  {3, 1015, 2, 4, 4, DType::bf16}, {3, 777, 1, 3, 4, DType::bf16},
+                                  {3, 1018, 1, 8, 4, DType::fp16}});
+}
+
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
   MTABENCH_REQUIRE_GPU();
   RunOptions opt = quick_options(/*verify_only=*/false);

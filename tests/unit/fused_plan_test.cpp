@@ -603,26 +603,55 @@ TEST(FusedPlan, StatisticsKernelBoundsByPath) {
 }
 
 // v89: the lean statistics fold loads four vectors of eight scores a lane (1024 columns) whole,
-// so it is for 16-byte aligned rows of up to 1024 scores only; the generic fold takes the rest.
-TEST(FusedPlan, LeanStatisticsFoldOnlyForAlignedRowsItCovers) {
+// so it is for 16-byte aligned rows of up to 1024 scores only; v121's lined fold takes rows that
+// start m < 8 scores into a line where m + seq <= 1024 and the tensor fills whole lines (its last
+// line read ends inside it); the generic fold takes the rest.
+TEST(FusedPlan, LeanStatisticsFoldsOnlyForRowsTheyCover) {
   alignas(16) static const unsigned char storage[32] = {};
   FusedParams p{};
   p.B = 2;
   p.C = 4;
   p.scores = storage;
   p.S = 1024;
-  EXPECT_TRUE(prestats_aligned(p));
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
   p.S = 512;
-  EXPECT_TRUE(prestats_aligned(p));
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
   p.S = 2048;  // past the four vectors a lane: the probe that failed the oracle
-  EXPECT_FALSE(prestats_aligned(p));
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
   p.S = 1000;  // a multiple of 8
-  EXPECT_TRUE(prestats_aligned(p));
-  p.S = 777;  // rows not 16-byte aligned
-  EXPECT_FALSE(prestats_aligned(p));
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
+  p.S = 777;  // rows not 16-byte aligned; B C = 8: B C S S fills whole lines
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::lined);
+  p.S = 1017;  // m + seq <= 1024 for m <= 7
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::lined);
+  p.S = 1018;  // a row at m 7 would need 1025 columns
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
+  p.S = 777;
+  p.C = 3;  // B C S S = 6 * 777^2, not a multiple of 8: the last row's last line passes the end
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
+  p.C = 4;
+  p.S = 778;  // B C S S = 8 * 778^2
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::lined);
   p.S = 1024;
   p.scores = storage + 2;  // a base off 16 bytes
-  EXPECT_FALSE(prestats_aligned(p));
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
+  p.S = 777;
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
+}
+
+// v121: the shapes of the GPU test FusedGpu.StatisticsKernelFolds take the statistics kernel on
+// every path they may take (with wgmma or without), so that test reaches both of its 16-bit folds
+// for rows not 16-byte aligned: lined where B C S S fills whole lines, generic where not.
+TEST(FusedPlan, StatisticsKernelFoldShapesTakeTheStatisticsKernel) {
+  const int optin = 227 * 1024;
+  for (const bool wgmma_ok : {false, true})
+    for (const Workload& w : {shape(5, 777, 3, 8, 12, DType::bf16), shape(3, 1017, 1, 8, 4, DType::fp16),
+                              shape(3, 521, 2, 4, 4, DType::fp16), shape(7, 263, 1, 8, 3, DType::bf16),
+                              shape(3, 1015, 2, 4, 4, DType::bf16), shape(3, 777, 1, 3, 4, DType::bf16),
+                              shape(3, 1018, 1, 8, 4, DType::fp16)}) {
+      SCOPED_TRACE(w.shape_string());
+      EXPECT_TRUE(make_plan(w, optin, kPlanWindow, kLeadWindows, wgmma_ok).p.prestats);
+    }
 }
 
 // v75: zero chunks (y stores only) are spread evenly among the conv tiles, so their DRAM writes

@@ -24,9 +24,10 @@ KernelFn wgmma_rs_instance(const FusedParams& p);
 // fp32 FMA, k 3/5/7 compiled in, any other k (kt 0). fma_fp32.cu.
 KernelFn fma_instance(int kt);
 // v82: the row statistics ahead of the main kernel (the plan's p.prestats). prestats.cu.
-// `aligned` (v89): 16-byte aligned rows, the 16-bit instances' lean fold.
+// `fold` (prestats_fold, fused_plan.h): the 16-bit instances' lean folds (v89 aligned, v121
+// lined); fp32 takes the generic fold whatever it says.
 template <class T>
-KernelFn prestats_instance(bool aligned);
+KernelFn prestats_instance(PrestatsFold fold);
 // The small-seq kernel, k 3 compiled in or any k (kt 0), with ncol (1, 2, 4, 8) columns per lane
 // in its row loads. small.cu.
 template <class T>

@@ -4,13 +4,15 @@
 namespace mtabench::fused {
 
 template <class T>
-KernelFn prestats_instance(bool aligned) {
-  if constexpr (sizeof(T) == 2)
-    if (aligned) return fused_prestats_kernel<T, true>;
-  return fused_prestats_kernel<T, false>;
+KernelFn prestats_instance(PrestatsFold fold) {
+  if constexpr (sizeof(T) == 2) {
+    if (fold == PrestatsFold::aligned) return fused_prestats_kernel<T, PrestatsFold::aligned>;
+    if (fold == PrestatsFold::lined) return fused_prestats_kernel<T, PrestatsFold::lined>;
+  }
+  return fused_prestats_kernel<T, PrestatsFold::generic>;
 }
-template KernelFn prestats_instance<__nv_bfloat16>(bool);
-template KernelFn prestats_instance<__half>(bool);
-template KernelFn prestats_instance<float>(bool);
+template KernelFn prestats_instance<__nv_bfloat16>(PrestatsFold);
+template KernelFn prestats_instance<__half>(PrestatsFold);
+template KernelFn prestats_instance<float>(PrestatsFold);
 
 }  // namespace mtabench::fused

@@ -1,0 +1,185 @@
+// wgmma-rate-probe: how fast W warp groups of one SM issue the fused kernel's wgmma shapes, to
+// tell whether one warp group alone keeps the tensor pipe busy at N 32 (the warp-specialised
+// kernel's k 7 heads 32; impls/fused/JOURNAL.md, "v119 merged ... v121", the ping-pong question).
+// Each warp group of a block issues ITER rounds of one wgmma m64nNk16 (bf16 in, fp32
+// accumulators) into each of 8 accumulator sets (as the register-A contraction's 8 output rows;
+// 4 at N 64, for registers), in commit groups of G, A from registers (RS, the fused kernel's form) or from shared memory (SS), B from
+// shared memory (no swizzle, core matrices as load_weight_cores lays them out); after each group
+// it waits for all but the last group (wgmma.wait_group 1), as rs_window_columns does. One block
+// an SM, every SM; the SM's rate is its W warp groups' wgmmas over the cycles from the first
+// group's start to the last one's end (clock64), the median over SMs; MACs a cycle = 64 N 16 a
+// wgmma over that. Operand values are small random numbers (the tensor pipe's rate does not
+// depend on them, but zeros could be special-cased). Launch: a warm-up, then the timed one.
+// sm_90a only (wgmma); elsewhere it says so and exits 2.
+// Usage: wgmma-rate-probe [ITER]
+#include "impls/fused/fused_wgmma.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+using mtabench::fused::desc_of;
+using mtabench::fused::smem_desc_lo;
+
+#define PROBE_CHECK(x)                                                                        \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
+      std::fprintf(stderr, "wgmma-rate-probe: %s: %s\n", #x, cudaGetErrorString(e_));         \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+namespace {
+
+// Accumulator sets, as the register-A contraction's 8 output rows (4 at N 64: 128 registers).
+template <int N>
+constexpr int kSets = N <= 32 ? 8 : 4;
+
+// Shared memory: A (64 x 16 bf16, 2 KB: 8 row groups x 2 k halves of 128-byte core matrices) and
+// B (16 x N: N / 8 head groups x 2 k halves), then the per-warp-group cycle stamps.
+template <int N>
+struct Layout {
+  static constexpr int a_bytes = 2048, b_bytes = 16 * N * 2;
+  static constexpr int bytes = a_bytes + b_bytes;
+};
+
+template <int N, bool RS, int G>
+__global__ void __launch_bounds__(384, 1) rate_kernel(int iter, int w, long long* cycles, float* sink) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(128) unsigned char smem[];
+  using L = Layout<N>;
+  // Small pseudo-random bf16 values in both operands (A's registers too).
+  for (int e = threadIdx.x; e < L::bytes / 2; e += blockDim.x) {
+    const unsigned h = (e * 2654435761u) >> 20;
+    reinterpret_cast<__nv_bfloat16*>(smem)[e] = __float2bfloat16(static_cast<float>(h & 63) / 64.f - 0.5f);
+  }
+  __syncthreads();
+  const int wg = threadIdx.x >> 7;
+  if (wg >= w) return;
+  const unsigned base = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  // A: core matrices [k half][row group] 128 bytes each: LBO (next k half) 1024, SBO (next 8 rows) 128.
+  const unsigned long long a_desc = desc_of(smem_desc_lo(base, 1024), 128u >> 4);
+  // B: [k half][head group][8 heads x 8 k]: LBO (next k half) N / 8 x 128, SBO (next 8 heads) 128.
+  const unsigned long long b_desc = desc_of(smem_desc_lo(base + L::a_bytes, N / 8 * 128), 128u >> 4);
+  unsigned a_r[4];
+#pragma unroll
+  for (int x = 0; x < 4; ++x) a_r[x] = reinterpret_cast<const unsigned*>(smem)[(threadIdx.x * 4 + x) & 511];
+  constexpr int S = kSets<N>;
+  static_assert(S % G == 0, "commit groups of G split a round");
+  float acc[S][N / 2];
+#pragma unroll
+  for (int k = 0; k < S; ++k)
+#pragma unroll
+    for (int x = 0; x < N / 2; ++x) acc[k][x] = 0.f;
+  asm volatile("bar.sync 1, %0;" ::"r"(w * 128));  // the active warp groups start together
+  const long long t0 = clock64();
+  for (int it = 0; it < iter; ++it) {
+#pragma unroll
+    for (int grp = 0; grp < S / G; ++grp) {
+      mtabench::fused::wgmma_fence();
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        if constexpr (RS)
+          mtabench::fused::wgmma_rs_m64k16<__nv_bfloat16, N>(acc[grp * G + g], a_r, b_desc);
+        else
+          mtabench::fused::wgmma_m64k16<__nv_bfloat16, N>(acc[grp * G + g], a_desc, b_desc);
+      }
+      mtabench::fused::wgmma_commit();
+      mtabench::fused::wgmma_wait<1>();
+    }
+  }
+  mtabench::fused::wgmma_wait<0>();
+  const long long t1 = clock64();
+  float total = 0.f;
+#pragma unroll
+  for (int k = 0; k < S; ++k)
+#pragma unroll
+    for (int x = 0; x < N / 2; ++x) total += acc[k][x];
+  sink[blockIdx.x * blockDim.x + threadIdx.x] = total;  // keeps the accumulators live
+  if ((threadIdx.x & 127) == 0) {
+    cycles[(blockIdx.x * 3 + wg) * 2] = t0;
+    cycles[(blockIdx.x * 3 + wg) * 2 + 1] = t1;
+  }
+#endif
+}
+
+struct Result {
+  double cycles_per_wgmma, macs_per_cycle;
+};
+
+template <int N, bool RS, int G>
+Result measure(int sms, int w, int iter) {
+  auto kernel = rate_kernel<N, RS, G>;
+  const int bytes = Layout<N>::bytes;
+  PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  long long* d_cycles = nullptr;
+  float* d_sink = nullptr;
+  PROBE_CHECK(cudaMalloc(&d_cycles, sizeof(long long) * sms * 3 * 2));
+  PROBE_CHECK(cudaMalloc(&d_sink, sizeof(float) * sms * 384));
+  for (int run = 0; run < 2; ++run) {  // a warm-up, then the timed launch
+    kernel<<<sms, 384, bytes>>>(iter, w, d_cycles, d_sink);
+    PROBE_CHECK(cudaGetLastError());
+    PROBE_CHECK(cudaDeviceSynchronize());
+  }
+  std::vector<long long> c(static_cast<size_t>(sms) * 3 * 2);
+  PROBE_CHECK(cudaMemcpy(c.data(), d_cycles, sizeof(long long) * c.size(), cudaMemcpyDeviceToHost));
+  PROBE_CHECK(cudaFree(d_cycles));
+  PROBE_CHECK(cudaFree(d_sink));
+  std::vector<double> per_sm;
+  for (int b = 0; b < sms; ++b) {
+    long long lo = c[(b * 3) * 2], hi = c[(b * 3) * 2 + 1];
+    for (int g = 1; g < w; ++g) {
+      lo = std::min(lo, c[(b * 3 + g) * 2]);
+      hi = std::max(hi, c[(b * 3 + g) * 2 + 1]);
+    }
+    per_sm.push_back(static_cast<double>(hi - lo) / (static_cast<double>(w) * iter * kSets<N>));
+  }
+  std::nth_element(per_sm.begin(), per_sm.begin() + sms / 2, per_sm.end());
+  const double cyc = per_sm[sms / 2];
+  return {cyc, 64.0 * N * 16 / cyc};
+}
+
+template <int N, bool RS, int G>
+void row(int sms, int iter) {
+  std::printf("%-3s N %-3d G %-2d", RS ? "RS" : "SS", N, G);
+  for (int w = 1; w <= 3; ++w) {
+    const Result r = measure<N, RS, G>(sms, w, iter);
+    std::printf(" | W %d: %6.2f cyc/wgmma %6.0f MAC/cyc", w, r.cycles_per_wgmma, r.macs_per_cycle);
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int iter = argc > 1 ? std::atoi(argv[1]) : 1024;
+  int dev = 0;
+  cudaDeviceProp prop{};
+  PROBE_CHECK(cudaGetDevice(&dev));
+  PROBE_CHECK(cudaGetDeviceProperties(&prop, dev));
+  if (prop.major != 9) {
+    std::printf("wgmma-rate-probe: needs an sm_90 GPU (this is sm_%d%d)\n", prop.major, prop.minor);
+    return 2;
+  }
+  std::printf("wgmma-rate-probe: %s, %d SMs; per SM (median over SMs, one block an SM, clock64 from the\n"
+              "first warp group's start to the last one's end; %d rounds a warp group of one wgmma\n"
+              "m64nNk16 bf16 -> fp32 into each of 8 accumulator sets (4 at N 64) in commit groups of G,\n"
+              "wait_group 1 after each):\n",
+              prop.name, prop.multiProcessorCount, iter);
+  const int sms = prop.multiProcessorCount;
+  row<16, true, 1>(sms, iter);
+  row<16, true, 4>(sms, iter);
+  row<32, true, 1>(sms, iter);
+  row<32, true, 2>(sms, iter);
+  row<32, true, 4>(sms, iter);
+  row<32, true, 8>(sms, iter);
+  row<32, false, 4>(sms, iter);
+  row<64, false, 4>(sms, iter);
+  row<64, false, 2>(sms, iter);
+  return 0;
+}
