@@ -154,6 +154,7 @@ struct WsShared {
 template <class T>
 __device__ void fill8_pairs(const FusedParams& p, const float* mbs, char* tile, WsShared& sh, const int4& cur,
                             long long i0, long long j0, unsigned handed, unsigned convs) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   const int G2 = p.Cp >> 4, nv = p.TJ / 8 + 2, per_pair = (p.R + 2 * p.r) * nv * 2, tasks = per_pair * G2;
   const auto slot_of = [nv, per_pair](int task) {
     const int gp = task / per_pair, local = task - gp * per_pair, rest = local / nv;
@@ -171,6 +172,7 @@ __device__ void fill8_pairs(const FusedParams& p, const float* mbs, char* tile, 
       mbar_arrive(&sh.full[arrived]);
     }
   }
+#endif
 }
 
 template <class T>
