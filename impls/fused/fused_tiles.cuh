@@ -424,31 +424,26 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
 // threads waited four round trips in series, now two (−1.8%); the 128-register instances (two
 // blocks an SM, k 5 heads 16's) too, at 12/12 bytes of spills in the register-A one (−2.2%;
 // v40, one task at a time there, +0.1%). JOURNAL.md v40 and v40b.
-// One round: tasks `task` and task + NTHR (if below `tasks`), task t at slot_of(t).
-template <class T, int NTHR, class SlotOf>
-__device__ __forceinline__ void fill8_round(const FusedParams& p, const float* mbs, char* tile, int b, long long i0,
-                                            long long j0, int task, int tasks, SlotOf slot_of) {
-  const Fill8Slot at = slot_of(task);
-  uint4 raw[8];
-  const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
-  // The second task's loads predicated, not branched around: behind a branch ptxas merged them
-  // with the second task's stores, after the first task's math.
-  const int task2 = task + NTHR;
-  const bool two = task2 < tasks;
-  const Fill8Slot at2 = slot_of(two ? task2 : task);
-  uint4 raw2[8];
-  const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
-  fill8_store<T>(p, mbs, tile, task, at, n, raw);
-  if (two) fill8_store<T>(p, mbs, tile, task2, at2, n2, raw2);
-}
-
-// Tasks tid, tid + NTHR, ... of [0, tasks) in such rounds: fill8's whole tile (NTHR = kThreads);
-// the warp-specialised producer runs the rounds itself (fill8_pairs, fused_ws.cuh).
+// Tasks tid, tid + NTHR, ... of [0, tasks), task t at slot_of(t): fill8's whole tile (NTHR =
+// kThreads) or the warp-specialised producer's chunk pair (fused_ws.cuh, NTHR = 128).
 template <class T, int NTHR, class SlotOf>
 __device__ __forceinline__ void fill8_tasks_of(const FusedParams& p, const float* mbs, char* tile, int b,
                                                long long i0, long long j0, int tid, int tasks, SlotOf slot_of) {
   #pragma unroll 1
-  for (int task = tid; task < tasks; task += 2 * NTHR) fill8_round<T, NTHR>(p, mbs, tile, b, i0, j0, task, tasks, slot_of);
+  for (int task = tid; task < tasks; task += 2 * NTHR) {
+    const Fill8Slot at = slot_of(task);
+    uint4 raw[8];
+    const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
+    // The second task's loads predicated, not branched around: behind a branch ptxas merged them
+    // with the second task's stores, after the first task's math.
+    const int task2 = task + NTHR;
+    const bool two = task2 < tasks;
+    const Fill8Slot at2 = slot_of(two ? task2 : task);
+    uint4 raw2[8];
+    const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
+    fill8_store<T>(p, mbs, tile, task, at, n, raw);
+    if (two) fill8_store<T>(p, mbs, tile, task2, at2, n2, raw2);
+  }
 }
 
 // The whole tile by one block's threads; its layout (ldmatrix or wgmma path) comes from p.wgmma

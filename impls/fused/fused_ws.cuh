@@ -129,6 +129,19 @@ __device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)
 }
 #endif
 
+// Chunk pair gp (channel groups 2 gp and 2 gp + 1) of fill8's tile, by the producer's threads:
+// fill8's tasks with two groups instead of Cp / 8, the same loads, math and stores.
+template <class T>
+__device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, int b, long long i0, long long j0,
+                           int gp) {
+  const int nv = p.TJ / 8 + 2, tasks = (p.R + 2 * p.r) * nv * 2;
+  const auto slot_of = [nv, gp](int task) {
+    const int rest = task / nv;
+    return Fill8Slot{rest >> 1, task - rest * nv, 2 * gp + (rest & 1)};
+  };
+  fill8_tasks_of<T, kProducerThreads>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks, slot_of);
+}
+
 // The shared state of the pipeline (static shared memory).
 // v42: the stats items go to the consumers through pair 0's barriers, like a conv item without
 // a fill (their slot's w is kSlotStats); so pair 0's phases count every item handed over, the
@@ -141,43 +154,10 @@ struct WsShared {
   int4 next_item;  // the producer's next ticket's item; x < 0: none left
 };
 
-// An item's G2 chunk pairs (pair gp: channel groups 2 gp and 2 gp + 1 of fill8's tile) by the
-// producer's threads, as one list of fill8 tasks, pair-major, two a thread a round
-// (fill8_round). v122: a pair's last round shares its round trip with the next pair's first
-// (v121 filled each pair alone: at k 7 heads 32, 280 tasks a pair over 128 threads, a round of
-// 256 and one of 24, four round trips for the two pairs; now 256, 256, 48: three). Before a
-// round that reaches into pair gp, the producer waits until the consumers are done with it
-// (empty[gp]; parity from the items handed over for pair 0, the conv items for the others); after
-// the round that ends pair gp's tasks every thread arrives on full[gp], thread 0 having written
-// the slot first for pair 0. A pair's task count is a multiple of 8 (2 (R + 2r) nv, R + 2r
-// even), so a task's index mod 8 (fill8_rot) is its lane's in every round.
-template <class T>
-__device__ void fill8_pairs(const FusedParams& p, const float* mbs, char* tile, WsShared& sh, const int4& cur,
-                            long long i0, long long j0, unsigned handed, unsigned convs) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  const int G2 = p.Cp >> 4, nv = p.TJ / 8 + 2, per_pair = (p.R + 2 * p.r) * nv * 2, tasks = per_pair * G2;
-  const auto slot_of = [nv, per_pair](int task) {
-    const int gp = task / per_pair, local = task - gp * per_pair, rest = local / nv;
-    return Fill8Slot{rest >> 1, local - rest * nv, 2 * gp + (rest & 1)};
-  };
-  int waited = 0, arrived = 0;  // pairs waited for (empty) and handed over (full)
-  #pragma unroll 1
-  for (int base = 0; base < tasks; base += 2 * kProducerThreads) {
-    const int end = min(base + 2 * kProducerThreads, tasks);  // this round's tasks: [base, end)
-    for (; waited * per_pair < end; ++waited)
-      mbar_wait(&sh.empty[waited], ((waited == 0 ? handed : convs) & 1u) ^ 1u);
-    fill8_round<T, kProducerThreads>(p, mbs, tile, cur.y, i0, j0, base + static_cast<int>(threadIdx.x), tasks, slot_of);
-    for (; arrived < G2 && (arrived + 1) * per_pair <= end; ++arrived) {
-      if (arrived == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, kSlotConv);
-      mbar_arrive(&sh.full[arrived]);
-    }
-  }
-#endif
-}
-
 template <class T>
 __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  const int G2 = p.Cp >> 4;
   const auto take_next = [&p, &sh] {
     const unsigned t = atomicAdd(p.ticket, 1u);
     sh.next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
@@ -209,7 +189,13 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
       tile_stats<T, -1, kProducerThreads, 8>(p, smem, cur.y, i0);  // 5.5 pairs a thread at k 7 heads 32
-      fill8_pairs<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, sh, cur, i0, j0, handed, convs);
+      for (int gp = 0; gp < G2; ++gp) {
+        // The consumers are done with the last item's pair (and, for pair 0, its slot).
+        mbar_wait(&sh.empty[gp], ((gp == 0 ? handed : convs) & 1u) ^ 1u);
+        fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
+        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, kSlotConv);
+        mbar_arrive(&sh.full[gp]);
+      }
       ++handed;
       ++convs;
     }
