@@ -50,31 +50,6 @@ __device__ __forceinline__ void mask_head(Vec8<T>& v, int m) {
     if (q < m) h[q] = from_f<T>(-INFINITY);
 }
 
-// v123: fold_vecs for the lean folds, whose vectors at or past the row's end are all -inf: the
-// max over all four (packed, cheap), the sum (an FFMA and an EX2 a value) only over the first
-// `live` (warp-uniform: the vectors some lane's columns reach). fold_vecs summed all four: at
-// seq 777 ~19 M EX2 a launch, ~5 us of the SMs' MUFU, where the row's scores need about half.
-template <class T>
-__device__ __forceinline__ float2 fold_live(const Vec8<T> (&v)[4], int live) {
-  using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
-  T2 mx = reinterpret_cast<const T2*>(&v[0])[0];
-#pragma unroll
-  for (int x = 1; x < 16; ++x) mx = __hmax2(mx, reinterpret_cast<const T2*>(&v[x / 4])[x % 4]);
-  const float m = fmaxf(to_f(mx.x), to_f(mx.y));
-  const float s = m == -INFINITY ? 0.f : m * kLog2e;
-  float l[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-    if (k < live)
-#pragma unroll
-      for (int x = 0; x < 4; ++x) {
-        const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[k])[x]);
-        l[(2 * x) % 4] += ex2(fmaf(f.x, kLog2e, -s));
-        l[(2 * x + 1) % 4] += ex2(fmaf(f.y, kLog2e, -s));
-      }
-  return make_float2(m == -INFINITY ? -INFINITY : s, (l[0] + l[1]) + (l[2] + l[3]));
-}
-
 template <class T, bool LINED>
 __device__ __forceinline__ float2 row_stats_lines(const T* lines, int m, int len) {
   static_assert(sizeof(T) == 2, "16-bit scores only");
@@ -89,7 +64,9 @@ __device__ __forceinline__ float2 row_stats_lines(const T* lines, int m, int len
     mask_tail(v[k], n);  // n <= 0: the whole (zeroed) vector becomes -inf
   }
   if (LINED && lane == 0 && m > 0) mask_head(v[0], m);
-  return reduce_lanes(fold_live<T>(v, (end + 255) >> 8), 32);
+  // v123: only the vectors some lane's columns reach are summed (fold_vecs' live; the rest are
+  // all -inf): at seq 777 ~19 M EX2 a launch had been ~5 us of the SMs' MUFU, half of them zeros.
+  return reduce_lanes(fold_vecs<T, 4>(v, (end + 255) >> 8), 32);
 }
 
 // FOLD (prestats_fold, fused_plan.cpp; 16-bit only): aligned (v89), rows 16-byte aligned of up

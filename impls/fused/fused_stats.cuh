@@ -36,8 +36,11 @@ __device__ __forceinline__ void mask_tail(Vec8<T>& v, int n) {
 // log2 domain; (-inf, 0) when every value is -inf. v5: the max takes packed 16-bit pairs and
 // the sum one FFMA + EX2 + FADD per value (v4 folded one vector per lane and then combined
 // across 32 lanes: the shuffle combines cost more than the values, ~25 instructions each).
+// v123: `live` (warp-uniform; the statistics kernel's lean folds) leaves the sum of the vectors
+// from live on out, where the caller knows them all -inf (their EX2 would add zeros); the max
+// still takes every vector.
 template <class T, int NV>
-__device__ __forceinline__ float2 fold_vecs(const Vec8<T> (&v)[NV]) {
+__device__ __forceinline__ float2 fold_vecs(const Vec8<T> (&v)[NV], int live = NV) {
   float m;
   if constexpr (sizeof(T) == 2) {
     using T2 = std::conditional_t<std::is_same_v<T, __half>, __half2, __nv_bfloat162>;
@@ -55,14 +58,20 @@ __device__ __forceinline__ float2 fold_vecs(const Vec8<T> (&v)[NV]) {
   float l[4] = {0.f, 0.f, 0.f, 0.f};  // four sums: no chain of 8 NV dependent adds
   if constexpr (sizeof(T) == 2) {  // by 32-bit pairs: one instruction per value to unpack
 #pragma unroll
-    for (int x = 0; x < 4 * NV; ++x) {
-      const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[x / 4])[x % 4]);
-      l[(2 * x) % 4] += ex2(fmaf(f.x, kLog2e, -s));
-      l[(2 * x + 1) % 4] += ex2(fmaf(f.y, kLog2e, -s));
-    }
+    for (int k = 0; k < NV; ++k)
+      if (k < live)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[k])[x]);
+          l[(2 * x) % 4] += ex2(fmaf(f.x, kLog2e, -s));
+          l[(2 * x + 1) % 4] += ex2(fmaf(f.y, kLog2e, -s));
+        }
   } else {
 #pragma unroll
-    for (int x = 0; x < 8 * NV; ++x) l[x % 4] += ex2(fmaf(reinterpret_cast<const float*>(&v[x / 8])[x % 8], kLog2e, -s));
+    for (int k = 0; k < NV; ++k)
+      if (k < live)
+#pragma unroll
+        for (int x = 0; x < 8; ++x) l[x % 4] += ex2(fmaf(reinterpret_cast<const float*>(&v[k])[x], kLog2e, -s));
   }
   return make_float2(m == -INFINITY ? -INFINITY : s, (l[0] + l[1]) + (l[2] + l[3]));
 }
