@@ -227,7 +227,7 @@ __device__ void fill_probabilities4(const FusedParams& p, const float4* mbs, uns
 // its 8 values read from the staging row as 2-byte loads (shared memory is not the bound), then
 // the 8 columns left over (the first 8 - m and the last m) one each, lane e taking element e; a
 // line past seq's last column, element by element. y0: column j0 of head 0, row i0 of batch b.
-template <class T, int NTHR>
+template <class T>
 __device__ __forceinline__ void store_staging_realigned(const FusedParams& p, const T* ys, T* y0, long long i0,
                                                         long long j0, int v, int V, int step, int rshift) {
   const int yp = p.TJ + 8;
@@ -281,7 +281,7 @@ __device__ void store_staging(const FusedParams& p, const T* ys, int b, long lon
   // against 44/52, and that instance's time follows its spills and code (JOURNAL.md v111-v113).
   if constexpr (sizeof(T) == 2 && NTHR == kThreads) {
     if ((reinterpret_cast<std::uintptr_t>(y) & 15) == 0) {
-      store_staging_realigned<T, NTHR>(p, ys, y0 - v * 8, i0, j0, v, 1 << vshift, step, rshift);
+      store_staging_realigned<T>(p, ys, y0 - v * 8, i0, j0, v, 1 << vshift, step, rshift);
       return;
     }
   }
