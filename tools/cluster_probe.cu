@@ -26,17 +26,11 @@
 #include <cstdlib>
 #include <vector>
 
+#define PROBE_NAME "cluster-probe"
+#include "probe_check.h"
+
 namespace cg = cooperative_groups;
 
-#define PROBE_CHECK(x)                                                                                       \
-  do {                                                                                                       \
-    const cudaError_t e_ = (x);                                                                              \
-    if (e_ != cudaSuccess) {                                                                                 \
-      std::fprintf(stderr, "cluster-probe: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__,          \
-                   __LINE__);                                                                                \
-      std::exit(1);                                                                                          \
-    }                                                                                                        \
-  } while (0)
 
 namespace {
 

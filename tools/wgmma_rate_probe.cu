@@ -14,6 +14,9 @@
 // Usage: wgmma-rate-probe [ITER]
 #include "impls/fused/fused_wgmma.cuh"
 
+#define PROBE_NAME "wgmma-rate-probe"
+#include "probe_check.h"
+
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -25,14 +28,6 @@
 using mtabench::fused::desc_of;
 using mtabench::fused::smem_desc_lo;
 
-#define PROBE_CHECK(x)                                                                        \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      std::fprintf(stderr, "wgmma-rate-probe: %s: %s\n", #x, cudaGetErrorString(e_));         \
-      std::exit(1);                                                                           \
-    }                                                                                         \
-  } while (0)
 
 namespace {
 
