@@ -5,6 +5,8 @@
 #include "impls/fused/fused_stats.cuh"
 #include "impls/fused/fused_tiles.cuh"
 
+#include <type_traits>
+
 namespace mtabench::fused {
 
 // ---- tensor cores ----------------------------------------------------------------------------
@@ -285,7 +287,25 @@ __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, i
     abase[mt] = tile_addr + ((m >> ct_shift) * p.PW + p.col0 + ((m & (col_tiles - 1)) << 4) + (lane & 15)) * cpitch;
   }
   float acc[MW][NT][4];
-  zero_acc(acc);
+  {
+    // v125: the accumulators start at their heads' biases (x of n-tile nt: head nt * 8 + 2 t +
+    // (x & 1); heads past O, never stored, at 0), so the staging below adds nothing (v118's
+    // bias_acc for the register-A contraction).
+    float bias_r[NT][2];
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int n = nt * 8 + 2 * t + h;
+        bias_r[nt][h] = n < p.O ? bias_s[n] : 0.f;
+      }
+#pragma unroll
+    for (int mt = 0; mt < MW; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) acc[mt][nt][x] = bias_r[nt][x & 1];
+  }
   for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
     const int kend = min(kc + p.kchunk, p.ksteps);
     stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
@@ -322,22 +342,30 @@ __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, i
   __syncthreads();
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);
   const int yp = p.TJ + 8;
+  // v125: a tile wholly at or below the diagonal (its last column j0 + TJ - 1 <= i0, its first
+  // row) keeps every position: a copy of the loop without the keep test (v118's lambda).
+  const auto stage = [&](auto all_kept) {
 #pragma unroll
-  for (int mt = 0; mt < MW; ++mt) {
-    const int m = m0 + mt, rho = m >> ct_shift, col = ((m & (col_tiles - 1)) << 4) + g;
-    const long long jrel = j0 + col - (i0 + rho);  // j - i of position g
-    T* row = ys + rho * yp + col;
+    for (int mt = 0; mt < MW; ++mt) {
+      const int m = m0 + mt, rho = m >> ct_shift, col = ((m & (col_tiles - 1)) << 4) + g;
+      const long long jrel = j0 + col - (i0 + rho);  // j - i of position g
+      T* row = ys + rho * yp + col;
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      const bool keep = jrel + 8 * hr <= 0;
+      for (int hr = 0; hr < 2; ++hr) {
+        const bool keep = decltype(all_kept)::value || jrel + 8 * hr <= 0;
 #pragma unroll
-      for (int nt = 0; nt < NT; ++nt) {
-        const int n = nt * 8 + 2 * t;
-        if (n < p.O) row[n * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr] + bias_s[n] : 0.f);
-        if (n + 1 < p.O) row[(n + 1) * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr + 1] + bias_s[n + 1] : 0.f);
+        for (int nt = 0; nt < NT; ++nt) {
+          const int n = nt * 8 + 2 * t;
+          if (n < p.O) row[n * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr] : 0.f);
+          if (n + 1 < p.O) row[(n + 1) * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr + 1] : 0.f);
+        }
       }
     }
-  }
+  };
+  if (j0 + p.TJ - 1 <= i0)
+    stage(std::true_type{});
+  else
+    stage(std::false_type{});
   __syncthreads();
   store_staging<T>(p, ys, b, i0, j0);
   __syncthreads();  // the staging tile and the probability tile are reused by the next item
