@@ -164,7 +164,7 @@ __device__ __forceinline__ void reset_if_last(const FusedParams& p) {
 }
 
 // NTHR: the block's threads (kBlockThreads below).
-template <class T, bool MMA, int NT, int KT, bool NARROW, bool WG, int NTHR>
+template <class T, bool MMA, int NT, int KT, int NARROW, bool WG, int NTHR>
 __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
   switch (it.x) {
     case kStatsItem: {
@@ -177,10 +177,11 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
       break;
     }
     case kConvItem:
-      // The ldmatrix path with its wide tile (8 * ldsm_mtiles(NT) columns) or, NARROW, 16.
+      // The ldmatrix path with its wide tile (8 * ldsm_mtiles(NT) columns) or, NARROW 1, 16, or,
+      // NARROW 2 (kLdsmHalf), half the wide tile at two blocks an SM.
       if constexpr (WG && KT > 0) conv_item_wgmma_rs<T, NT, KT>(p, smem, it.y, it.z, it.w);  // A from registers
       else if constexpr (WG) conv_item_wgmma<T, NT>(p, smem, it.y, it.z, it.w);
-      else if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, NARROW ? 2 : LdsmMtiles<NT>::value>(p, smem, it.y, it.z, it.w);
+      else if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, LdsmInstanceMtiles<NT, NARROW>::value>(p, smem, it.y, it.z, it.w);
       else if constexpr (MMA) conv_item_mma<T, NTHR>(p, smem, it.y, it.z, it.w);  // 1-4 heads out
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
@@ -203,19 +204,24 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
 // Two for the wgmma instance with up to 16 heads out (v13d: at 148 registers, one block per SM,
 // k 5 heads 16 was 24% slower than v12's 128 registers and two blocks).
 // v72: eight blocks of 128 threads (still 64 registers) for the few-heads instance.
-template <bool MMA, int NT, bool WG>
-constexpr int min_blocks() { return MMA && NT == 1 && !WG ? 8 : !MMA ? 3 : WG && NT <= 2 ? 2 : 1; }
+// v127: two for the ldmatrix path's half tile (NARROW kLdsmHalf: 128 registers; one block of 8
+// warps an SM at 226 left k 5 heads 8/12 at seq 777 latency-bound at ~1 instruction a cycle).
+template <bool MMA, int NT, bool WG, int NARROW = 0>
+constexpr int min_blocks() {
+  return MMA && NT == 1 && !WG ? 8 : !MMA ? 3 : WG && NT <= 2 ? 2 : NARROW == kLdsmHalf ? 2 : 1;
+}
 // Threads a block: kFewThreads for the few-heads tensor-core instance (the plan launches it with
 // p.threads = kFewThreads and R = kFewRows), kThreads for the others.
 template <bool MMA, int NT, bool WG>
 constexpr int kBlockThreads = MMA && NT == 1 && !WG ? kFewThreads : kThreads;
 
-// NARROW: the ldmatrix path's 16-column tile (the plan's fallback when the wide one does not
-// fit in shared memory): an instance of its own, so the wide instances' code does not change.
+// NARROW: the ldmatrix path's 16-column tile (1, the plan's fallback when the wide one does not
+// fit in shared memory) or its half tile at two blocks an SM (kLdsmHalf): instances of their
+// own, so the wide instances' code does not change.
 // WG: the wgmma contraction (fused_wgmma.cuh), likewise an instance of its own; with KT > 0 (5 or
 // 7) the one with A from registers.
-template <class T, bool MMA, int NT, int KT, bool NARROW = false, bool WG = false>
-__global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT, WG>())
+template <class T, bool MMA, int NT, int KT, int NARROW = 0, bool WG = false>
+__global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT, WG, NARROW>())
     fused_kernel(const FusedParams p) {
   constexpr int NTHR = kBlockThreads<MMA, NT, WG>;
   extern __shared__ __align__(16) char smem[];

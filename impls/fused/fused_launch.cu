@@ -15,7 +15,7 @@ template <class T>
 KernelFn tensor_core_kernel(const FusedPlan& plan) {
   if (plan.p.wgmma_rs) return wgmma_rs_instance<T>(plan.p);
   if (plan.p.wgmma) return wgmma_instance<T>(plan.p);
-  return mma_instance<T>(plan.p.NT, plan.p.ldsm && plan.p.TJ == 16);
+  return mma_instance<T>(plan.p.NT, ldsm_narrow(plan.p));
 }
 
 KernelFn pick(const FusedPlan& plan, DType dtype) {

@@ -36,6 +36,14 @@ struct LdsmMtiles {
 inline int ldsm_mtiles(int nt) {
   return nt <= 1 ? LdsmMtiles<1>::value : nt == 2 ? LdsmMtiles<2>::value : nt == 4 ? LdsmMtiles<4>::value : LdsmMtiles<8>::value;
 }
+// v127: the ldmatrix path's instances by tile (the kernel's NARROW): 0 the wide tile (8 *
+// ldsm_mtiles(NT) columns), 1 the 16-column fallback, kLdsmHalf (NT 2 only) half the wide tile
+// (kLdsmHalfMtiles m-tiles a warp, 32 columns) at two blocks an SM.
+constexpr int kLdsmHalf = 2, kLdsmHalfMtiles = LdsmMtiles<2>::value / 2;
+template <int NT, int NARROW>
+struct LdsmInstanceMtiles {
+  static constexpr int value = NARROW == 1 ? 2 : NARROW == kLdsmHalf ? kLdsmHalfMtiles : LdsmMtiles<NT>::value;
+};
 
 struct FusedParams {
   const void* scores;
@@ -124,5 +132,11 @@ struct FusedParams {
   // from here on (the last wave), after it (fused_kernel.cuh; fused_plan.cpp says when).
   int early_tickets;
 };
+
+// v127: the instance a tensor-core plan's ldmatrix tile takes (mma_instance's `narrow`): 1 for
+// the 16-column tile, kLdsmHalf for NT 2's 32-column one, else 0 (the wide tile, or no ldmatrix).
+inline int ldsm_narrow(const FusedParams& p) {
+  return !p.ldsm || p.wgmma ? 0 : p.TJ == 16 ? 1 : p.NT == 2 && p.TJ == 8 * kLdsmHalfMtiles ? kLdsmHalf : 0;
+}
 
 }  // namespace mtabench::fused

@@ -792,16 +792,27 @@ TEST(FusedPlan, LdmatrixPathTakesTheseShapes) {
   };
   const FusedPlan one_head = plan(1, 300, 48, 1, DType::bf16);
   EXPECT_EQ(one_head.p.ldsm, 1);  // the interleave's 128-column tile of 48 channels does not fit
-  EXPECT_EQ(one_head.p.TJ, 64);
+  EXPECT_EQ(one_head.p.TJ, 32);   // v127: NT 2's half tile, two blocks an SM
+  EXPECT_EQ(ldsm_narrow(one_head.p), kLdsmHalf);
   const FusedPlan narrow = plan(11, 300, 64, 1, DType::fp16);
   EXPECT_EQ(narrow.p.ldsm, 1);
   EXPECT_EQ(narrow.p.TJ, 16);  // the 16-column fallback
+  EXPECT_EQ(ldsm_narrow(narrow.p), 1);
   EXPECT_EQ(plan(11, 264, 64, 16, DType::bf16).p.TJ, 16);
   const FusedPlan six_chunks = plan(9, 300, 48, 30, DType::fp16);
   EXPECT_EQ(six_chunks.p.Cp, 48);
   EXPECT_EQ(six_chunks.p.NT, 4);
   EXPECT_EQ(six_chunks.p.TJ, 32);
-  EXPECT_EQ(plan(5, 777, 12, 8, DType::bf16).p.ldsm, 1);
+  EXPECT_EQ(ldsm_narrow(six_chunks.p), 0);  // NT 4's wide tile is 32 columns
+  const FusedPlan unaligned = plan(5, 777, 12, 8, DType::bf16);
+  EXPECT_EQ(unaligned.p.ldsm, 1);
+  EXPECT_EQ(ldsm_narrow(unaligned.p), kLdsmHalf);
+  // v127: where two half tiles do not fit in an SM's shared memory, NT 2 keeps the wide tile.
+  const FusedPlan wide = plan(7, 300, 56, 8, DType::bf16);
+  EXPECT_EQ(wide.p.NT, 2);
+  EXPECT_EQ(wide.p.TJ, 64);
+  EXPECT_EQ(ldsm_narrow(wide.p), 0);
+  for (const FusedPlan* pl : {&one_head, &unaligned}) EXPECT_LE(pl->p.sm_total, (227 * 1024 + 1024) / 2 - 1024);
 }
 
 // The wgmma instance (sm_90a) takes heads_in a multiple of 16 with more than 4 heads out when

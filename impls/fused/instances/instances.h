@@ -11,9 +11,10 @@ using KernelFn = void (*)(FusedParams);
 using SmallFn = void (*)(SmallParams);
 
 // mma.sync (bf16, fp16): the column interleave for 1-4 heads out (nt 1), the ldmatrix path's
-// wide tile, or with `narrow` its 16-column tile. mma_bf16.cu, mma_fp16.cu.
+// wide tile, or by `narrow` (ldsm_narrow) its 16-column or half tile. mma_bf16.cu,
+// mma_fp16.cu.
 template <class T>
-KernelFn mma_instance(int nt, bool narrow);
+KernelFn mma_instance(int nt, int narrow);
 // wgmma (sm_90a; the plan's p.wgmma): wgmma_bf16.cu, wgmma_fp16.cu.
 template <class T>
 KernelFn wgmma_instance(const FusedParams& p);

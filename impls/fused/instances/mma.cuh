@@ -6,9 +6,10 @@
 namespace mtabench::fused {
 
 template <class T>
-KernelFn mma_instance(int nt, bool narrow) {
-  if (narrow && nt == 2) return fused_kernel<T, true, 2, 0, true>;
-  if (narrow && nt == 4) return fused_kernel<T, true, 4, 0, true>;
+KernelFn mma_instance(int nt, int narrow) {
+  if (narrow == kLdsmHalf && nt == 2) return fused_kernel<T, true, 2, 0, kLdsmHalf>;
+  if (narrow == 1 && nt == 2) return fused_kernel<T, true, 2, 0, 1>;
+  if (narrow == 1 && nt == 4) return fused_kernel<T, true, 4, 0, 1>;
   switch (nt) {  // (nt 8: its wide tile is the 16-column one)
     case 1: return fused_kernel<T, true, 1, 0>;
     case 2: return fused_kernel<T, true, 2, 0>;
