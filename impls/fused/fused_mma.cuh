@@ -250,14 +250,14 @@ __device__ void conv_item_mma(const FusedParams& p, char* smem, int b, int q, in
 // A warp owns MW m-tiles (16 consecutive columns of one row each) x NT n-tiles.
 // The channel-last tiles' statistics and fill, ldmatrix path and (CHUNKED) wgmma path: by
 // eight-channel tasks for seq a multiple of 8 (v24), else by fill_channels.
-template <class T, bool CHUNKED, int U = 4>
+template <class T, bool CHUNKED>
 __device__ __forceinline__ void fill_channel_tile(const FusedParams& p, char* smem, int b, long long i0, long long j0) {
   if (p.S % 8 == 0) {
     tile_stats<T, -1>(p, smem, b, i0);  // K 1: K 2 measured +0.7..+1.0% at k 5 heads 16 (v44, v46)
     fill8<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, b, i0, j0);
   } else {
     tile_stats<T>(p, smem, b, i0);
-    fill_channels<T, CHUNKED, U>(p, reinterpret_cast<const float2*>(smem + p.sm_stats),
+    fill_channels<T, CHUNKED>(p, reinterpret_cast<const float2*>(smem + p.sm_stats),
                               reinterpret_cast<T*>(smem + p.sm_p), b, i0, j0);
   }
 }
@@ -265,7 +265,7 @@ __device__ __forceinline__ void fill_channel_tile(const FusedParams& p, char* sm
 template <class T, int NT, int MW>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
-  fill_channel_tile<T, false, NT == 2 && MW == kLdsmHalfMtiles ? 4 : 8>(p, smem, b, i0, j0);
+  fill_channel_tile<T, false>(p, smem, b, i0, j0);
   __syncthreads();
 
   const uint2* wf = reinterpret_cast<const uint2*>(smem + p.sm_w);

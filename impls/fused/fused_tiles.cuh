@@ -305,17 +305,17 @@ __device__ void store_staging(const FusedParams& p, const T* ys, int b, long lon
 // 8-column vector of one (row, channel), channels fastest, so a warp's 2-byte shared stores of
 // one column are consecutive (no bank conflicts) and each lane issues one 16-byte load per task
 // (v3 loaded 2 bytes per lane per (row, channel): ~44 dependent L2 round trips per tile at 32
-// channels). Tile column 0 is output column j0 - 8. U tasks per thread are loaded before any
-// is used: 4 on the wgmma paths, 8 on the ldmatrix path (v126: its block is alone on its SM, so
-// each round's load latency is paid whole; at 16 x 64 tiles and 8 channels, 1,600 tasks a tile
-// take one round of 8 a thread instead of two of 4). Task indices are split with float
-// reciprocals (exact for indices below 2^20).
+// channels). Tile column 0 is output column j0 - 8. U = 4 tasks per thread are loaded before
+// any is used (v126, 8 on the ldmatrix path's wide tile, one round of 1,600 tasks at seq 777
+// instead of two: +5.0%, JOURNAL.md). Task indices are split with float reciprocals (exact for
+// indices below 2^20).
 // CHUNKED (the wgmma path): the tile is [c / 8][row][column] x 8 channels, chunks p.cstride bytes
 // apart, instead of channel-last with a column pitch.
 __device__ __forceinline__ int div_small(int x, float inv) { return static_cast<int>((x + 0.5f) * inv); }
 
-template <class T, bool CHUNKED = false, int U = 4>
+template <class T, bool CHUNKED = false>
 __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, int b, long long i0, long long j0) {
+  constexpr int U = 4;
   const int nv = p.TJ / 8 + 2, halo_rows = p.R + 2 * p.r, tasks = halo_rows * nv * p.Cp;
   const int pitch_h = CHUNKED ? 8 : 2 * p.pitch_w;  // elements from one column to the next
   const float icp = 1.f / p.Cp, inv = 1.f / nv;
