@@ -186,16 +186,16 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     if (!p.ldsm && !p.local_stats)
       while (widest > narrowest && conv_items(widest) < plan_window) widest /= 2;
     // A tile of tj columns with the most k-steps of weights that fit in `budget` bytes.
-    const auto fits = [&](int tj, int budget) {
+    const auto fits_in = [&](int tj, int budget) {
       for (int kc = p.ksteps; kc >= 1; kc = kc > 8 ? kc / 2 : kc - 1)
         if (layout(tj, kc) && p.sm_total <= budget) return true;
       return false;
     };
     // v127: NT 2's half tile (32 columns, its own instance at two blocks an SM) where two fit in
     // an SM's shared memory (each block's 1 KB reserve besides), ahead of the wide one.
-    if (p.ldsm && p.NT == 2 && fits(8 * kLdsmHalfMtiles, (smem_optin + 1024) / 2 - 1024)) return true;
+    if (p.ldsm && p.NT == 2 && fits_in(8 * kLdsmHalfMtiles, (smem_optin + 1024) / 2 - 1024)) return true;
     for (int tj = widest; tj >= narrowest; tj = p.ldsm ? (tj == 16 ? 0 : 16) : tj / 2)
-      if (fits(tj, smem_optin)) return true;
+      if (fits_in(tj, smem_optin)) return true;
     return false;
   };
   // wgmma (fused_wgmma.cuh): the ldmatrix path's contraction with both operands in shared
