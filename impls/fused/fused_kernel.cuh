@@ -178,10 +178,11 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
     }
     case kConvItem:
       // The ldmatrix path with its wide tile (8 * ldsm_mtiles(NT) columns) or, NARROW 1, 16, or,
-      // NARROW 2 (kLdsmHalf), half the wide tile at two blocks an SM.
+      // NARROW 2 (kLdsmHalf), half the wide tile at two blocks an SM, or, 3 (kLdsmTwoPass), the
+      // wide tile at two blocks an SM in two passes.
       if constexpr (WG && KT > 0) conv_item_wgmma_rs<T, NT, KT>(p, smem, it.y, it.z, it.w);  // A from registers
       else if constexpr (WG) conv_item_wgmma<T, NT>(p, smem, it.y, it.z, it.w);
-      else if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, LdsmInstanceMtiles<NT, NARROW>::value>(p, smem, it.y, it.z, it.w);
+      else if constexpr (MMA && NT > 1) conv_item_ldsm<T, NT, LdsmInstanceMtiles<NT, NARROW>::value, LdsmPasses<NARROW>::value>(p, smem, it.y, it.z, it.w);
       else if constexpr (MMA) conv_item_mma<T, NTHR>(p, smem, it.y, it.z, it.w);  // 1-4 heads out
       else conv_item_fma<KT>(p, smem, it.y, it.z, it.w);
       break;
@@ -208,7 +209,7 @@ __device__ void run_item(const FusedParams& p, char* smem, int4 it) {
 // warps an SM at 226 left k 5 heads 8/12 at seq 777 latency-bound at ~1 instruction a cycle).
 template <bool MMA, int NT, bool WG, int NARROW = 0>
 constexpr int min_blocks() {
-  return MMA && NT == 1 && !WG ? 8 : !MMA ? 3 : WG && NT <= 2 ? 2 : NARROW == kLdsmHalf ? 2 : 1;
+  return MMA && NT == 1 && !WG ? 8 : !MMA ? 3 : WG && NT <= 2 ? 2 : NARROW == kLdsmHalf || NARROW == kLdsmTwoPass ? 2 : 1;
 }
 // Threads a block: kFewThreads for the few-heads tensor-core instance (the plan launches it with
 // p.threads = kFewThreads and R = kFewRows), kThreads for the others.

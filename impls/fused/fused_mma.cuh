@@ -262,8 +262,14 @@ __device__ __forceinline__ void fill_channel_tile(const FusedParams& p, char* sm
   }
 }
 
-template <class T, int NT, int MW>
+// PASSES (v130): 1, or 2 for the wide tile at two blocks an SM: each warp's MW m-tiles in two
+// passes of MW / 2 (fill once, contract and stage half the m-tiles, then the other half), the
+// staging tile in a space of its own (the plan's ldsm_passes 2), since the second pass still
+// reads the probability tile.
+template <class T, int NT, int MW, int PASSES = 1>
 __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, int tile) {
+  static_assert(MW % PASSES == 0, "whole passes");
+  constexpr int PMW = MW / PASSES;  // m-tiles a warp a pass
   const long long i0 = static_cast<long long>(q) * p.R, j0 = static_cast<long long>(tile) * p.TJ;
   fill_channel_tile<T, false>(p, smem, b, i0, j0);
   __syncthreads();
@@ -276,96 +282,101 @@ __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, i
   // run-time bounds, and a k-step's ldmatrix loads all issue before its mma (v4 first had a
   // per-m-tile bound check: each load waited on the branch before it, each mma on its load).
   const int col_tiles = p.TJ >> 4;
-  const int ct_shift = __ffs(col_tiles) - 1, m0 = warp * MW;
+  const int ct_shift = __ffs(col_tiles) - 1;
   // This lane's ldmatrix row: position (lane & 15) of the m-tile, chunk lane >> 4 of the k-step.
   const unsigned tile_addr = static_cast<unsigned>(__cvta_generic_to_shared(smem + p.sm_p));
   const int cpitch = p.pitch_w * 4, half = lane >> 4;
-  unsigned abase[MW];
+  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
+#pragma unroll 1
+  for (int pass = 0; pass < PASSES; ++pass) {
+    const int m0 = warp * MW + pass * PMW;
+    unsigned abase[PMW];
 #pragma unroll
-  for (int mt = 0; mt < MW; ++mt) {
-    const int m = m0 + mt;
-    abase[mt] = tile_addr + ((m >> ct_shift) * p.PW + p.col0 + ((m & (col_tiles - 1)) << 4) + (lane & 15)) * cpitch;
-  }
-  float acc[MW][NT][4];
-  {
-    // v125: the accumulators start at their heads' biases (x of n-tile nt: head nt * 8 + 2 t +
-    // (x & 1); heads past O, never stored, at 0), so the staging below adds nothing (v118's
-    // bias_acc for the register-A contraction).
-    float bias_r[NT][2];
-#pragma unroll
-    for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int n = nt * 8 + 2 * t + h;
-        bias_r[nt][h] = n < p.O ? bias_s[n] : 0.f;
-      }
-#pragma unroll
-    for (int mt = 0; mt < MW; ++mt)
+    for (int mt = 0; mt < PMW; ++mt) {
+      const int m = m0 + mt;
+      abase[mt] = tile_addr + ((m >> ct_shift) * p.PW + p.col0 + ((m & (col_tiles - 1)) << 4) + (lane & 15)) * cpitch;
+    }
+    float acc[PMW][NT][4];
+    {
+      // v125: the accumulators start at their heads' biases (x of n-tile nt: head nt * 8 + 2 t +
+      // (x & 1); heads past O, never stored, at 0), so the staging below adds nothing (v118's
+      // bias_acc for the register-A contraction).
+      float bias_r[NT][2];
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
-        for (int x = 0; x < 4; ++x) acc[mt][nt][x] = bias_r[nt][x & 1];
-  }
-  for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
-    const int kend = min(kc + p.kchunk, p.ksteps);
-    stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
-    // Fragments of k-step s + 1 are loaded before the mma of k-step s (two register sets, the
-    // loop unrolled by two by hand), so no mma waits on the ldmatrix just before it (v4: the
-    // profile's largest stall reasons in this loop were 'wait' and 'short scoreboard').
-    unsigned a0[MW][4], a1[MW][4];
-    uint2 b0[NT], b1[NT];
-    auto load_step = [&](int s, unsigned (&a)[MW][4], uint2 (&bf)[NT]) {
-      const unsigned off = static_cast<unsigned>(koff[s * 2 + half]);
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt) bf[nt] = wf[((s - kc) * NT + nt) * 32 + lane];
-#pragma unroll
-      for (int mt = 0; mt < MW; ++mt) ldmatrix_x4(a[mt], abase[mt] + off);
-    };
-    auto mma_step = [&](const unsigned (&a)[MW][4], const uint2 (&bf)[NT]) {
-#pragma unroll
-      for (int mt = 0; mt < MW; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) mma16816<T>(acc[mt][nt], a[mt], bf[nt].x, bf[nt].y);
-    };
-    load_step(kc, a0, b0);
-#pragma unroll 1
-    for (int s = kc; s < kend; s += 2) {
-      if (s + 1 < kend) load_step(s + 1, a1, b1);
-      mma_step(a0, b0);
-      if (s + 1 >= kend) break;
-      if (s + 2 < kend) load_step(s + 2, a0, b0);
-      mma_step(a1, b1);
-    }
-  }
-  // Accumulator x of n-tile nt is (position g + 8*(x>>1), head nt*8 + 2t + (x&1)) to the
-  // staging tile [head][row][column] (it overlays the probability tile: wait for every warp).
-  __syncthreads();
-  T* ys = reinterpret_cast<T*>(smem + p.sm_y);
-  const int yp = p.TJ + 8;
-  // v125: a tile wholly at or below the diagonal (its last column j0 + TJ - 1 <= i0, its first
-  // row) keeps every position: a copy of the loop without the keep test (v118's lambda).
-  const auto stage = [&](auto all_kept) {
-#pragma unroll
-    for (int mt = 0; mt < MW; ++mt) {
-      const int m = m0 + mt, rho = m >> ct_shift, col = ((m & (col_tiles - 1)) << 4) + g;
-      const long long jrel = j0 + col - (i0 + rho);  // j - i of position g
-      T* row = ys + rho * yp + col;
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        const bool keep = decltype(all_kept)::value || jrel + 8 * hr <= 0;
-#pragma unroll
-        for (int nt = 0; nt < NT; ++nt) {
-          const int n = nt * 8 + 2 * t;
-          if (n < p.O) row[n * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr] : 0.f);
-          if (n + 1 < p.O) row[(n + 1) * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr + 1] : 0.f);
+        for (int h = 0; h < 2; ++h) {
+          const int n = nt * 8 + 2 * t + h;
+          bias_r[nt][h] = n < p.O ? bias_s[n] : 0.f;
         }
+#pragma unroll
+      for (int mt = 0; mt < PMW; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+          for (int x = 0; x < 4; ++x) acc[mt][nt][x] = bias_r[nt][x & 1];
+    }
+    for (int kc = 0; kc < p.ksteps; kc += p.kchunk) {
+      const int kend = min(kc + p.kchunk, p.ksteps);
+      stream_weights<T>(p, reinterpret_cast<uint2*>(smem + p.sm_w), kc, kend);
+      // Fragments of k-step s + 1 are loaded before the mma of k-step s (two register sets, the
+      // loop unrolled by two by hand), so no mma waits on the ldmatrix just before it (v4: the
+      // profile's largest stall reasons in this loop were 'wait' and 'short scoreboard').
+      unsigned a0[PMW][4], a1[PMW][4];
+      uint2 b0[NT], b1[NT];
+      auto load_step = [&](int s, unsigned (&a)[PMW][4], uint2 (&bf)[NT]) {
+        const unsigned off = static_cast<unsigned>(koff[s * 2 + half]);
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) bf[nt] = wf[((s - kc) * NT + nt) * 32 + lane];
+#pragma unroll
+        for (int mt = 0; mt < PMW; ++mt) ldmatrix_x4(a[mt], abase[mt] + off);
+      };
+      auto mma_step = [&](const unsigned (&a)[PMW][4], const uint2 (&bf)[NT]) {
+#pragma unroll
+        for (int mt = 0; mt < PMW; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) mma16816<T>(acc[mt][nt], a[mt], bf[nt].x, bf[nt].y);
+      };
+      load_step(kc, a0, b0);
+#pragma unroll 1
+      for (int s = kc; s < kend; s += 2) {
+        if (s + 1 < kend) load_step(s + 1, a1, b1);
+        mma_step(a0, b0);
+        if (s + 1 >= kend) break;
+        if (s + 2 < kend) load_step(s + 2, a0, b0);
+        mma_step(a1, b1);
       }
     }
-  };
-  if (j0 + p.TJ - 1 <= i0)
-    stage(std::true_type{});
-  else
-    stage(std::false_type{});
+    // Accumulator x of n-tile nt is (position g + 8*(x>>1), head nt*8 + 2t + (x&1)) to the
+    // staging tile [head][row][column]; in one pass it overlays the probability tile: wait for
+    // every warp.
+    if (PASSES == 1) __syncthreads();
+    const int yp = p.TJ + 8;
+    // v125: a tile wholly at or below the diagonal (its last column j0 + TJ - 1 <= i0, its first
+    // row) keeps every position: a copy of the loop without the keep test (v118's lambda).
+    const auto stage = [&](auto all_kept) {
+#pragma unroll
+      for (int mt = 0; mt < PMW; ++mt) {
+        const int m = m0 + mt, rho = m >> ct_shift, col = ((m & (col_tiles - 1)) << 4) + g;
+        const long long jrel = j0 + col - (i0 + rho);  // j - i of position g
+        T* row = ys + rho * yp + col;
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const bool keep = decltype(all_kept)::value || jrel + 8 * hr <= 0;
+#pragma unroll
+          for (int nt = 0; nt < NT; ++nt) {
+            const int n = nt * 8 + 2 * t;
+            if (n < p.O) row[n * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr] : 0.f);
+            if (n + 1 < p.O) row[(n + 1) * p.yhp + 8 * hr] = from_f<T>(keep ? acc[mt][nt][2 * hr + 1] : 0.f);
+          }
+        }
+      }
+    };
+    if (j0 + p.TJ - 1 <= i0)
+      stage(std::true_type{});
+    else
+      stage(std::false_type{});
+  }
   __syncthreads();
   store_staging<T>(p, ys, b, i0, j0);
   __syncthreads();  // the staging tile and the probability tile are reused by the next item

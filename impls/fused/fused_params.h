@@ -38,11 +38,17 @@ inline int ldsm_mtiles(int nt) {
 }
 // v127: the ldmatrix path's instances by tile (the kernel's NARROW): 0 the wide tile (8 *
 // ldsm_mtiles(NT) columns), 1 the 16-column fallback, kLdsmHalf (NT 2 only) half the wide tile
-// (kLdsmHalfMtiles m-tiles a warp, 32 columns) at two blocks an SM.
-constexpr int kLdsmHalf = 2, kLdsmHalfMtiles = LdsmMtiles<2>::value / 2;
+// (kLdsmHalfMtiles m-tiles a warp, 32 columns) at two blocks an SM, kLdsmTwoPass (v130, NT 2
+// only) the wide tile at two blocks an SM, its 8 m-tiles a warp contracted in two passes of 4
+// (half the accumulators live; the staging tile then has a space of its own, p.ldsm_passes 2).
+constexpr int kLdsmHalf = 2, kLdsmHalfMtiles = LdsmMtiles<2>::value / 2, kLdsmTwoPass = 3;
 template <int NT, int NARROW>
 struct LdsmInstanceMtiles {
   static constexpr int value = NARROW == 1 ? 2 : NARROW == kLdsmHalf ? kLdsmHalfMtiles : LdsmMtiles<NT>::value;
+};
+template <int NARROW>
+struct LdsmPasses {
+  static constexpr int value = NARROW == kLdsmTwoPass ? 2 : 1;
 };
 
 struct FusedParams {
@@ -131,12 +137,20 @@ struct FusedParams {
   // v83: while an item's ticket is below this, its block takes the next ticket during the item;
   // from here on (the last wave), after it (fused_kernel.cuh; fused_plan.cpp says when).
   int early_tickets;
+  // v130: the ldmatrix wide tile's contraction passes (1, or 2 for kLdsmTwoPass: the staging
+  // tile then does not overlay the probability tile, which the second pass still reads). Last,
+  // so that the other fields keep their offsets in the kernels' parameter space.
+  int ldsm_passes;
 };
 
 // v127: the instance a tensor-core plan's ldmatrix tile takes (mma_instance's `narrow`): 1 for
 // the 16-column tile, kLdsmHalf for NT 2's 32-column one, else 0 (the wide tile, or no ldmatrix).
 inline int ldsm_narrow(const FusedParams& p) {
-  return !p.ldsm || p.wgmma ? 0 : p.TJ == 16 ? 1 : p.NT == 2 && p.TJ == 8 * kLdsmHalfMtiles ? kLdsmHalf : 0;
+  return !p.ldsm || p.wgmma ? 0
+         : p.TJ == 16                                 ? 1
+         : p.NT == 2 && p.TJ == 8 * kLdsmHalfMtiles   ? kLdsmHalf
+         : p.NT == 2 && p.ldsm_passes == 2            ? kLdsmTwoPass
+                                                      : 0;
 }
 
 }  // namespace mtabench::fused

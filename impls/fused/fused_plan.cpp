@@ -140,7 +140,7 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     // lanes' heads in different banks.
     p.yhp = p.R * (tj + 8) + (p.ldsm ? 8 : 16);
     const int staging = plan.mma ? align16(p.O * p.yhp * elem) : 0;
-    if (p.ldsm) {  // the staging tile reuses the probability tile's space
+    if (p.ldsm && p.ldsm_passes < 2) {  // the staging tile reuses the probability tile's space
       p.sm_y = p.sm_p;
       off = std::max(off, p.sm_p + staging);
     } else {
@@ -192,8 +192,16 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
       return false;
     };
     // v127: NT 2's half tile (32 columns, its own instance at two blocks an SM) where two fit in
-    // an SM's shared memory (each block's 1 KB reserve besides), ahead of the wide one.
-    if (p.ldsm && p.NT == 2 && fits_in(8 * kLdsmHalfMtiles, (smem_optin + 1024) / 2 - 1024)) return true;
+    // an SM's shared memory (each block's 1 KB reserve besides), ahead of the wide one. v130:
+    // ahead of both, the wide tile in two passes at two blocks an SM (its staging tile a space of
+    // its own), where two of those fit.
+    if (p.ldsm && p.NT == 2) {
+      const int two_fit = (smem_optin + 1024) / 2 - 1024;
+      p.ldsm_passes = 2;
+      if (fits_in(widest, two_fit)) return true;
+      p.ldsm_passes = 1;
+      if (fits_in(8 * kLdsmHalfMtiles, two_fit)) return true;
+    }
     for (int tj = widest; tj >= narrowest; tj = p.ldsm ? (tj == 16 ? 0 : 16) : tj / 2)
       if (fits_in(tj, smem_optin)) return true;
     return false;

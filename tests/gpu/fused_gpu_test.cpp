@@ -129,13 +129,15 @@ TEST(FusedGpu, Fp32PathCorners) {
 // The ldmatrix path's corners (v4; the plan test LdmatrixPathTakesTheseShapes pins which tile
 // each gets): 1 head out when the interleave's tile does not fit (v127's half tile, and the
 // 16-column one), the 16-column fallback with 16 heads out, 48 channels (six chunks; NT 4's
-// wide tile), seq not a multiple of 8 (scalar loads in the vector fill; the half tile), 56
-// channels at k 7 (NT 2's wide tile, where two half tiles do not fit an SM).
+// wide tile), seq not a multiple of 8 (scalar loads in the vector fill; v130.s two-pass wide
+// tile), 56 channels at k 7 (NT 2's one-pass wide tile, where two blocks do not fit an SM), 24
+// channels at k 5 (the two-pass tile with its weights streamed in chunks).
 TEST(FusedGpu, LdmatrixPathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("ldsm", {{1, 300, 1, 48, 1, DType::bf16},   {11, 300, 1, 64, 1, DType::fp16},
                               {11, 264, 1, 64, 16, DType::bf16}, {9, 300, 2, 48, 30, DType::fp16},
-                              {5, 777, 1, 12, 8, DType::bf16},   {7, 300, 1, 56, 8, DType::bf16}});
+                              {5, 777, 1, 12, 8, DType::bf16},   {7, 300, 1, 56, 8, DType::bf16},
+                              {5, 300, 1, 24, 12, DType::fp16}});
 }
 
 // The wgmma instance (sm_90a; the plan test WgmmaPathTakesTheseShapes pins that these shapes take

@@ -806,13 +806,24 @@ TEST(FusedPlan, LdmatrixPathTakesTheseShapes) {
   EXPECT_EQ(ldsm_narrow(six_chunks.p), 0);  // NT 4's wide tile is 32 columns
   const FusedPlan unaligned = plan(5, 777, 12, 8, DType::bf16);
   EXPECT_EQ(unaligned.p.ldsm, 1);
-  EXPECT_EQ(ldsm_narrow(unaligned.p), kLdsmHalf);
+  EXPECT_EQ(ldsm_narrow(unaligned.p), kLdsmTwoPass);  // v130: the wide tile in two passes
+  EXPECT_EQ(unaligned.p.TJ, 64);
+  EXPECT_EQ(unaligned.p.kchunk, unaligned.p.ksteps);
+  // Its staging tile lies clear of the probability tile, which the second pass still reads.
+  const FusedParams& u = unaligned.p;
+  EXPECT_GE(u.sm_y, u.sm_p + (u.R + 2 * u.r) * u.PW * u.pitch_w * 4);
+  EXPECT_GE(u.sm_total, u.sm_y + u.O * u.yhp * 2);
+  // v130 with the weights streamed in chunks (each pass streams them again).
+  const FusedPlan streamed = plan(5, 300, 24, 12, DType::fp16);
+  EXPECT_EQ(ldsm_narrow(streamed.p), kLdsmTwoPass);
+  EXPECT_LT(streamed.p.kchunk, streamed.p.ksteps);
   // v127: where two half tiles do not fit in an SM's shared memory, NT 2 keeps the wide tile.
   const FusedPlan wide = plan(7, 300, 56, 8, DType::bf16);
   EXPECT_EQ(wide.p.NT, 2);
   EXPECT_EQ(wide.p.TJ, 64);
   EXPECT_EQ(ldsm_narrow(wide.p), 0);
-  for (const FusedPlan* pl : {&one_head, &unaligned}) EXPECT_LE(pl->p.sm_total, (227 * 1024 + 1024) / 2 - 1024);
+  for (const FusedPlan* pl : {&one_head, &unaligned, &streamed})
+    EXPECT_LE(pl->p.sm_total, (227 * 1024 + 1024) / 2 - 1024);
 }
 
 // The wgmma instance (sm_90a) takes heads_in a multiple of 16 with more than 4 heads out when

@@ -8,6 +8,7 @@ namespace mtabench::fused {
 template <class T>
 KernelFn mma_instance(int nt, int narrow) {
   if (narrow == kLdsmHalf && nt == 2) return fused_kernel<T, true, 2, 0, kLdsmHalf>;
+  if (narrow == kLdsmTwoPass && nt == 2) return fused_kernel<T, true, 2, 0, kLdsmTwoPass>;
   if (narrow == 1 && nt == 2) return fused_kernel<T, true, 2, 0, 1>;
   if (narrow == 1 && nt == 4) return fused_kernel<T, true, 4, 0, 1>;
   switch (nt) {  // (nt 8: its wide tile is the 16-column one)
