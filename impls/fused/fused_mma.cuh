@@ -350,7 +350,7 @@ __device__ void conv_item_ldsm(const FusedParams& p, char* smem, int b, int q, i
     // Accumulator x of n-tile nt is (position g + 8*(x>>1), head nt*8 + 2t + (x&1)) to the
     // staging tile [head][row][column]; in one pass it overlays the probability tile: wait for
     // every warp.
-    if (PASSES == 1) __syncthreads();
+    if constexpr (PASSES == 1) __syncthreads();
     const int yp = p.TJ + 8;
     // v125: a tile wholly at or below the diagonal (its last column j0 + TJ - 1 <= i0, its first
     // row) keeps every position: a copy of the loop without the keep test (v118's lambda).

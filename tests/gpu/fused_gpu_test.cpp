@@ -129,7 +129,7 @@ TEST(FusedGpu, Fp32PathCorners) {
 // The ldmatrix path's corners (v4; the plan test LdmatrixPathTakesTheseShapes pins which tile
 // each gets): 1 head out when the interleave's tile does not fit (v127's half tile, and the
 // 16-column one), the 16-column fallback with 16 heads out, 48 channels (six chunks; NT 4's
-// wide tile), seq not a multiple of 8 (scalar loads in the vector fill; v130.s two-pass wide
+// wide tile), seq not a multiple of 8 (scalar loads in the vector fill; v130's two-pass wide
 // tile), 56 channels at k 7 (NT 2's one-pass wide tile, where two blocks do not fit an SM), 24
 // channels at k 5 (the two-pass tile with its weights streamed in chunks).
 TEST(FusedGpu, LdmatrixPathCorners) {
