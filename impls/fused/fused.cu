@@ -37,7 +37,7 @@ class Fused final : public Implementation {
     // The kernel's version in JOURNAL.md. Records up to 2026-11-29 19:07Z say "1"; records of v5
     // to v13 (to 2026-11-30 02:31Z) all say "5": it was not bumped, their source_digest tells them
     // apart.
-    i.version = "130";
+    i.version = "138";
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
@@ -91,6 +91,7 @@ class Fused final : public Implementation {
     grid_ = plan_.p.local_stats ? plan_.p.n_items : std::min(plan_.p.n_items, per_sm * dev->sm_count);
     plan_ = plan_on(w, dev, grid_);
     FusedParams& p = plan_.p;
+    p.sms = dev->sm_count;
     MTABENCH_CUDA_CALL(cudaMalloc(&items_, plan_.items.size() * sizeof(int4)));
     MTABENCH_CUDA_CALL(cudaMemcpy(items_, plan_.items.data(), plan_.items.size() * sizeof(int4), cudaMemcpyHostToDevice));
     p.items = static_cast<const int4*>(items_);

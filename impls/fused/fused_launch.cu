@@ -1,7 +1,7 @@
 #include "harness/cuda_check.h"
 #include "impls/fused/fused_common.cuh"
 #include "impls/fused/fused_launch.h"
-#include "impls/fused/fused_prestats.cuh"
+#include "impls/fused/fused_prestats_stream.cuh"
 #include "impls/fused/instances/instances.h"
 
 #include <stdexcept>
@@ -79,10 +79,14 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   // beside it, their set-up hidden: seq 512 -18.8% with the lean fold against -8.9% without
   // (JOURNAL.md v89). Not for fp32: +2.8% at seq 1024 (its main kernel then runs with the least L1).
   if (plan.p.prestats && dtype != DType::fp32)
-    for (PrestatsFold fold : {PrestatsFold::generic, PrestatsFold::aligned, PrestatsFold::lined})
+    for (PrestatsFold fold : {PrestatsFold::generic, PrestatsFold::aligned, PrestatsFold::lined, PrestatsFold::wide})
       MTABENCH_CUDA_CALL(cudaFuncSetAttribute(pick_prestats(dtype, fold),
                                               cudaFuncAttributePreferredSharedMemoryCarveout,
                                               cudaSharedmemCarveoutMaxShared));
+  // v138: the streaming fold's ring (its fold is chosen per launch, by the scores' alignment).
+  if (plan.p.prestats && dtype != DType::fp32)
+    MTABENCH_CUDA_CALL(cudaFuncSetAttribute(pick_prestats(dtype, PrestatsFold::stream),
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, kStreamSmem));
   int blocks = 0;
   MTABENCH_CUDA_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, plan.p.threads, plan.p.sm_total));
   return blocks;
@@ -90,13 +94,17 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
 
 int prestats_blocks(const FusedParams& p) {
   if (!p.prestats) return 0;
+  if (prestats_fold(p) == PrestatsFold::stream) return p.sms;  // v138: one block an SM, persistent
   const long long warps = static_cast<long long>(p.B) * p.C * p.S;  // one a (batch, channel, row)
   return static_cast<int>((warps * 32 + kPrestatsThreads - 1) / kPrestatsThreads);
 }
 
 void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream, bool programmatic) {
   if (p.prestats) {
-    pick_prestats(dtype, prestats_fold(p))<<<prestats_blocks(p), kPrestatsThreads, 0, stream>>>(p);
+    const PrestatsFold fold = dtype == DType::fp32 ? PrestatsFold::generic : prestats_fold(p);
+    const bool streaming = fold == PrestatsFold::stream;
+    pick_prestats(dtype, fold)<<<prestats_blocks(p), streaming ? kStreamThreads : kPrestatsThreads,
+                                 streaming ? kStreamSmem : 0, stream>>>(p);
     MTABENCH_CUDA_CHECK_LAUNCH();
   }
   cudaLaunchConfig_t config{};

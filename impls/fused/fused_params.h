@@ -20,7 +20,7 @@ constexpr int kTimelineBlockWords = 4;
 enum TimelineBlockWord : int { kTlEntry = 0, kTlSetup = 1, kTlSetupBarrier = 2, kTlExit = 3 };
 
 // The statistics kernel's fold (prestats_fold, fused_plan.h; fused_prestats.cuh).
-enum class PrestatsFold { generic = 0, aligned = 1, lined = 2 };
+enum class PrestatsFold { generic = 0, aligned = 1, lined = 2, wide = 3, stream = 4 };
 enum TimelineSlot : int { kTlStart = 0, kTlStats = 1, kTlFill = 2, kTlMma = 3, kTlEnd = 4, kTlWhere = 5 };
 
 // Work items, in the order blocks take them (see fused_plan.cpp for why this order).
@@ -115,6 +115,7 @@ struct FusedParams {
   // v82: every row's statistics come from a kernel of their own launched just before this one
   // (fused_prestats.cuh); the plan has no stats items, and the band flags are raised already.
   int prestats;
+  int sms;  // the device's SMs: the streaming statistics kernel's grid (v138), one block an SM
   const int4* items;  // {type, b, band, chunk}
   int n_items;
   int nch_max;         // stats segments of the longest band (stats chunks x CS / SEG)

@@ -290,7 +290,10 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // (seq 512 -6.8%, seq 1000-1024 +17..+18% above it). Not for the warp-specialised kernel (its
   // own entry, no wait there).
   const long long prestats_max = plan.mma && !p.ldsm ? kPrestatsFewHeadsMaxSeq : kPrestatsMaxSeq;
-  p.prestats = !p.local_stats && !p.ws && p.S <= prestats_max ? 1 : 0;
+  // v132: and, whatever seq, ahead of the warp-specialised kernel, whose consumers spent ~16% of
+  // their time in its stats items (k 7 heads 32, JOURNAL.md v121's profile) with the tensor
+  // pipe idle; the statistics kernel reads the triangle once at the copy rate instead.
+  p.prestats = !p.local_stats && (p.ws || p.S <= prestats_max) ? 1 : 0;
   if (!fits) {
     plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,
                                p.K, p.C, p.O);
@@ -465,6 +468,11 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
 PrestatsFold prestats_fold(const FusedParams& p) {
   const bool lean = (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0 &&
                     static_cast<long long>(p.B) * p.C * p.S < (1ll << 31);
+  // v132: rows longer than the lean folds reach (the warp-specialised kernel's statistics kernel,
+  // any seq): the generic fold's code, 8 vectors a lane at 4 blocks an SM, each row prefetched
+  // into L2 first.
+  // v138: where those rows are 16-byte aligned, the streaming fold (fused_prestats_stream.cuh).
+  if (p.S > kPrestatsAlignedMaxRow) return lean && p.S % 8 == 0 ? PrestatsFold::stream : PrestatsFold::wide;
   if (!lean) return PrestatsFold::generic;
   if (p.S % 8 == 0 && p.S <= kPrestatsAlignedMaxRow) return PrestatsFold::aligned;
   if (p.S % 8 != 0 && p.S + 7 <= kPrestatsAlignedMaxRow && static_cast<long long>(p.B) * p.C * p.S * p.S % 8 == 0)

@@ -267,6 +267,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) fused_kernel_ws(const FusedPara
       mbar_init(&sh.empty[gp], kWsThreads - kProducerThreads);
     }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the weights, for the wgmmas
+  // v132: behind the statistics kernel (p.prestats, always with this kernel now), as fused_kernel
+  // waits: the set-up above reads only the weights and the bias.
+  if (p.prestats) asm volatile("griddepcontrol.wait;" ::: "memory");
   __syncthreads();
   if (threadIdx.x < kProducerThreads) {
     regs_dec<kProducerRegs>();

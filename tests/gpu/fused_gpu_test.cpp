@@ -170,6 +170,9 @@ TEST(FusedGpu, WarpSpecialisedPathCorners) {
   expect_shapes_pass("wgmma-ws", {{7, 1024, 1, 32, 32, DType::bf16}, {5, 520, 2, 32, 24, DType::fp16},
                                   {5, 1032, 1, 32, 32, DType::bf16}, {7, 1000, 2, 32, 32, DType::fp16},
                                   {7, 2048, 1, 32, 27, DType::bf16}});
+  // Its statistics kernel (v132, any seq): v138's streaming fold for rows past 1024 columns (2056
+  // and 4104: the long rows' chunks of 2048 columns and a last one of 8; 2048 above: whole chunks).
+  expect_shapes_pass("wgmma-ws-stats", {{5, 2056, 1, 32, 24, DType::fp16}, {5, 4104, 1, 32, 24, DType::bf16}});
 #endif
 }
 

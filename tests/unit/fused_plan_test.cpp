@@ -119,7 +119,7 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
   // local) and the kernel is not the warp-specialised one; then no partials are needed (the
   // stats items' only).
   const long long prestats_max = plan.mma && !p.ldsm ? kPrestatsFewHeadsMaxSeq : kPrestatsMaxSeq;
-  EXPECT_EQ(p.prestats, !p.local_stats && !p.ws && p.S <= prestats_max ? 1 : 0);
+  EXPECT_EQ(p.prestats, !p.local_stats && (p.ws || p.S <= prestats_max) ? 1 : 0);
   if (p.prestats) EXPECT_EQ(plan.partials_bytes, 0u);
   // Columns covered per (b, band): conv tiles and zero chunks, exactly once.
   std::map<std::pair<int, int>, std::vector<int>> cover;
@@ -600,6 +600,22 @@ TEST(FusedPlan, StatisticsKernelBoundsByPath) {
   EXPECT_TRUE(make_plan(shape(3, 1024, 2, 4, 4, DType::fp32), optin).p.prestats);
   EXPECT_TRUE(make_plan(shape(5, 777, 3, 8, 12, DType::fp16), optin).p.prestats);
   EXPECT_FALSE(make_plan(shape(3, 1025, 2, 4, 4, DType::fp32), optin).p.prestats);
+  // v132: the warp-specialised kernel at any seq, its long rows by the wide fold; no stats items.
+  const FusedPlan ws = make_plan(shape(7, 4096, 1, 32, 32, DType::bf16), optin, kPlanWindow, kLeadWindows, true);
+  ASSERT_EQ(ws.p.ws, 1);
+  EXPECT_TRUE(ws.p.prestats);
+  EXPECT_EQ(prestats_fold(ws.p), PrestatsFold::stream);  // v138: aligned rows of a multiple of 8
+  for (const int4& it : ws.items) EXPECT_NE(it.x, kStatsItem);
+  // v138: the GPU test's shapes for the streaming fold (WarpSpecialisedPathCorners). The
+  // warp-specialised kernel takes only seq a multiple of 8, so its rows past 1024 columns take the
+  // wide fold only where the scores' base is not 16-byte aligned (LeanStatisticsFolds... below).
+  for (const long long seq : {2056ll, 4104ll}) {
+    const FusedPlan st = make_plan(shape(5, seq, 1, 32, 24, DType::fp16), optin, kPlanWindow, kLeadWindows, true);
+    ASSERT_EQ(st.p.ws, 1);
+    EXPECT_TRUE(st.p.prestats);
+    EXPECT_EQ(prestats_fold(st.p), PrestatsFold::stream);
+  }
+  EXPECT_EQ(make_plan(shape(5, 1025, 1, 32, 32, DType::bf16), optin, kPlanWindow, kLeadWindows, true).p.ws, 0);
 }
 
 // v89: the lean statistics fold loads four vectors of eight scores a lane (1024 columns) whole,
@@ -616,8 +632,10 @@ TEST(FusedPlan, LeanStatisticsFoldsOnlyForRowsTheyCover) {
   EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
   p.S = 512;
   EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
-  p.S = 2048;  // past the four vectors a lane: the probe that failed the oracle
-  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
+  p.S = 2048;  // past the four vectors a lane (the probe that failed the oracle): v138's streaming fold
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::stream);
+  p.S = 1025;  // not a multiple of 8: v132's wide fold
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::wide);
   p.S = 1000;  // a multiple of 8
   EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
   p.S = 777;  // rows not 16-byte aligned; B C = 8: B C S S fills whole lines
@@ -637,6 +655,8 @@ TEST(FusedPlan, LeanStatisticsFoldsOnlyForRowsTheyCover) {
   EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
   p.S = 777;
   EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
+  p.S = 2048;  // v138: the streaming fold's bulk copies need aligned rows
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::wide);
 }
 
 // v121: the shapes of the GPU test FusedGpu.StatisticsKernelFolds take the statistics kernel on
