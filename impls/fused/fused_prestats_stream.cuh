@@ -15,9 +15,10 @@
 
 namespace mtabench::fused {
 
-constexpr int kStreamWarps = 16;
+constexpr int kStreamWarps = 32;
 constexpr int kStreamStages = 3;
-constexpr int kStreamChunk = 2048;  // columns a chunk: 8 vectors of eight 16-bit scores a lane
+constexpr int kStreamChunk = 1024;  // columns a chunk
+constexpr int kStreamNV = kStreamChunk / 256;  // vectors of eight 16-bit scores a lane, a chunk
 constexpr int kStreamThreads = kStreamWarps * 32;
 constexpr int kStreamChunkBytes = kStreamChunk * 2;
 constexpr int kStreamSmem = kStreamWarps * kStreamStages * kStreamChunkBytes;  // 192 KB
@@ -104,23 +105,30 @@ __global__ void __launch_bounds__(kStreamThreads, 1) fused_prestats_stream_kerne
     mbar_wait(&full[warp][s], (t / kStreamStages) & 1u);
     const int n = static_cast<int>(min(static_cast<unsigned>(kStreamChunk), cons.i + 1 - cons.chunk * kStreamChunk));
     const uint4* buf = reinterpret_cast<const uint4*>(ring + s * kStreamChunkBytes);
-    Vec8<T> v[8];
+    Vec8<T> v[kStreamNV];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) v[k].w[0] = buf[lane + 32 * k];
+    for (int k = 0; k < kStreamNV; ++k) v[k].w[0] = buf[lane + 32 * k];
     // The row's last chunk: columns past its end (stale bytes of the stage) as -inf.
     if (n < kStreamChunk)
 #pragma unroll
-      for (int k = 0; k < 8; ++k) mask_tail(v[k], n - 8 * (lane + 32 * k));
+      for (int k = 0; k < kStreamNV; ++k) mask_tail(v[k], n - 8 * (lane + 32 * k));
     const int live = (n + 255) >> 8;  // vectors some lane's columns reach
-    T2 mx = reinterpret_cast<const T2*>(&v[0])[0];
+    // The lane's max as a tree of packed maxima (a chain of 4 NV - 1 would be that many latencies).
+    T2 mt[4 * kStreamNV];
 #pragma unroll
-    for (int x = 1; x < 32; ++x) mx = __hmax2(mx, reinterpret_cast<const T2*>(&v[x / 4])[x % 4]);
+    for (int x = 0; x < 4 * kStreamNV; ++x) mt[x] = reinterpret_cast<const T2*>(&v[x / 4])[x % 4];
+#pragma unroll
+    for (int w = 2 * kStreamNV; w >= 1; w >>= 1)
+#pragma unroll
+      for (int x = 0; x < 2 * kStreamNV; ++x)
+        if (x < w) mt[x] = __hmax2(mt[x], mt[x + w]);
+    const T2 mx = mt[0];
     const float mc = fmaxf(to_f(mx.x), to_f(mx.y));
     const float mn = fmaxf(m, mc == -INFINITY ? -INFINITY : mc * kLog2e);
     const float base = mn == -INFINITY ? 0.f : mn;
     float ls[4] = {l * ex2(m - base), 0.f, 0.f, 0.f};
 #pragma unroll
-    for (int k = 0; k < 8; ++k)
+    for (int k = 0; k < kStreamNV; ++k)
       if (k < live)
 #pragma unroll
         for (int x = 0; x < 4; ++x) {
