@@ -44,9 +44,11 @@ class Fused final : public Implementation {
     i.description = "one work-queue kernel: in-order work items (row statistics, then probability tiles contracted on "
                     "tensor cores (bf16/fp16: mma.sync, with ldmatrix fragments above 4 heads out, or wgmma on sm_90a for "
                     "heads_in a multiple of 16, warp-specialised at k 5 and 7 with 25-32 heads out) or fp32 FMA), the tiles "
-                    "re-reading the scores, y written once; at seq 257-1024 (not on the warp-specialised path) the row "
-                    "statistics are a kernel of their own launched just before it, whose 16-bit aligned rows take a "
-                    "lean one-load-a-vector fold and beside which the main kernel's blocks may enter";
+                    "re-reading the scores, y written once; at seq 257-1024, and at any seq on the warp-specialised path "
+                    "(v139), the row statistics are a kernel of their own launched just before it in the same call (two "
+                    "launches: configuration.kernel_launches), whose 16-bit aligned rows take a lean one-load-a-vector "
+                    "fold (rows past 1024 a streaming one, one block an SM) and beside which the main kernel's blocks "
+                    "may enter";
     return i;
   }
 
@@ -132,11 +134,14 @@ class Fused final : public Implementation {
               {"k_compile_time", small_.KT},
               {"columns_per_lane", s.NCOL},
               {"channel_groups", s.G},
-              {"shared_memory_bytes", s.sm_total}};
+              {"shared_memory_bytes", s.sm_total},
+              {"kernel_launches", 1}};
     }
     nlohmann::json c = {{"path", plan_.mma ? "tensor-core work queue (fused_kernel.cuh)" : "fp32 FMA work queue (fused_kernel.cuh)"},
                          {"plan", plan_.describe()},
-                         {"grid", grid_}};
+                         {"grid", grid_},
+                         // Kernels each timed call launches: the statistics kernel (p.prestats) and the main one.
+                         {"kernel_launches", plan_.p.prestats ? 2 : 1}};
     if (kTimeline)
       c["diagnostic_build"] = twice_ ? "MTABENCH_FUSED_TIMELINE with MTABENCH_FUSED_TIMELINE_TWICE: each call launches the "
                                        "kernel twice (times are not the operation's); the stamps are the second launch's"

@@ -287,12 +287,12 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // tensor-core instance +11..+16% at seq 512-1024 (and +10.7% at seq 2048 with the bound at
   // 2048): its statistics kernel folded every lane's 64 values, most of them masked. v84 folds
   // only the real ones and takes the few-heads instance too, v85r up to kPrestatsFewHeadsMaxSeq
-  // (seq 512 -6.8%, seq 1000-1024 +17..+18% above it). Not for the warp-specialised kernel (its
-  // own entry, no wait there).
+  // (seq 512 -6.8%, seq 1000-1024 +17..+18% above it).
   const long long prestats_max = plan.mma && !p.ldsm ? kPrestatsFewHeadsMaxSeq : kPrestatsMaxSeq;
   // v132: and, whatever seq, ahead of the warp-specialised kernel, whose consumers spent ~16% of
   // their time in its stats items (k 7 heads 32, JOURNAL.md v121's profile) with the tensor
-  // pipe idle; the statistics kernel reads the triangle once at the copy rate instead.
+  // pipe idle; the statistics kernel reads the triangle once instead. With v132's wide fold (222
+  // us) k 7 heads 32 was +0.6%; with v139's streaming fold (140 us) -5.0% (JOURNAL.md v138-v139).
   p.prestats = !p.local_stats && (p.ws || p.S <= prestats_max) ? 1 : 0;
   if (!fits) {
     plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,

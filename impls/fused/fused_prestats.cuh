@@ -1,6 +1,7 @@
 #pragma once
 // v82: the row statistics as a kernel of their own, launched right before the main kernel where
-// the plan says p.prestats (seq <= kPrestatsMaxSeq, fused_plan.h). One warp per (batch, row,
+// the plan says p.prestats (seq <= kPrestatsMaxSeq, fused_plan.h; since v132/v139 also the
+// warp-specialised kernel's, at any seq: rows past 1024 by fused_prestats_stream.cuh). One warp per (batch, row,
 // channel) folds the whole row's causal part [0, i] (NV vectors of eight columns a lane in
 // flight at once: one batch for a row of up to 1024 scores) and writes its (max, 1 / sum)
 // where the stats items' merge would (stats_index); block 0 raises every band's ready flag. The
