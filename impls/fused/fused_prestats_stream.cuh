@@ -4,10 +4,10 @@
 // kernel's statistics since v132). v132's wide fold (a warp a row, 8 vectors a lane, 4 blocks an
 // SM) read k 7 heads 32's 537 MB triangle at 2.4 TB/s (222 us, Nsight Compute), where the copy
 // rate is ~4.2 TB/s: a warp's loads and its fold took turns, and each block waited for its
-// longest row. Here one block an SM stays for the whole grid (140 us, v139): each of its warps streams rows of
-// its own through a ring of kStreamStages chunks of its shared memory, filled by bulk copies
-// (cp.async.bulk, the TMA unit) issued by its lane 0 as soon as a chunk is folded, so the next
-// chunks' bytes are in flight while it folds one. Warps take pairs of rows (S - 1 - k, k) of one
+// longest row. Here one block an SM stays for the whole grid (140 us, v139): each of its warps
+// streams rows of its own through a ring of kStreamStages chunks of its shared memory, filled by
+// bulk copies (cp.async.bulk, the TMA unit) issued by its lane 0 as soon as a chunk is folded,
+// so the next chunks' bytes are in flight while it folds one. Warps take pairs of rows (S - 1 - k, k) of one
 // (batch, channel): every pair is S + 1 columns, so the warps' shares are equal to a pair.
 // A lane keeps its own running (max, sum) in the log2 domain across a row's chunks (one EX2 a
 // chunk to rescale); the warp combines them once a row. Results as the other folds: (max, 1 / sum).
@@ -22,6 +22,7 @@ constexpr int kStreamWarps = 32;
 constexpr int kStreamStages = 3;
 constexpr int kStreamChunk = 1024;  // columns a chunk
 constexpr int kStreamNV = kStreamChunk / 256;  // vectors of eight 16-bit scores a lane, a chunk
+static_assert((kStreamNV & (kStreamNV - 1)) == 0, "the lane's max tree halves 4 kStreamNV pairs a step");
 constexpr int kStreamThreads = kStreamWarps * 32;
 constexpr int kStreamChunkBytes = kStreamChunk * 2;
 constexpr int kStreamSmem = kStreamWarps * kStreamStages * kStreamChunkBytes;  // 192 KB
@@ -87,8 +88,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1) fused_prestats_stream_kerne
     const unsigned bar = smem_u32(&full[warp][s]);
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     smem_u32(ring + s * kStreamChunkBytes)),
+    const unsigned dst = smem_u32(ring + s * kStreamChunkBytes);
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                  "l"(src), "r"(bytes), "r"(bar)
                  : "memory");
   };
@@ -106,7 +107,9 @@ __global__ void __launch_bounds__(kStreamThreads, 1) fused_prestats_stream_kerne
   for (unsigned t = 0; cons.pair < npairs; ++t) {
     const int s = static_cast<int>(t % kStreamStages);
     mbar_wait(&full[warp][s], (t / kStreamStages) & 1u);
-    const int n = static_cast<int>(min(static_cast<unsigned>(kStreamChunk), cons.i + 1 - cons.chunk * kStreamChunk));
+    // The chunk's columns: the row's columns from its start, at most a chunk.
+    const unsigned left = cons.i + 1 - static_cast<unsigned>(cons.chunk) * kStreamChunk;
+    const int n = static_cast<int>(min(static_cast<unsigned>(kStreamChunk), left));
     const uint4* buf = reinterpret_cast<const uint4*>(ring + s * kStreamChunkBytes);
     Vec8<T> v[kStreamNV];
 #pragma unroll
