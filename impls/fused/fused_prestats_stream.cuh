@@ -133,15 +133,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1) fused_prestats_stream_kerne
     const float mn = fmaxf(m, mc == -INFINITY ? -INFINITY : mc * kLog2e);
     const float base = mn == -INFINITY ? 0.f : mn;
     float ls[4] = {l * ex2(m - base), 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int k = 0; k < kStreamNV; ++k)
-      if (k < live)
-#pragma unroll
-        for (int x = 0; x < 4; ++x) {
-          const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[k])[x]);
-          ls[(2 * x) % 4] += ex2(fmaf(f.x, kLog2e, -base));
-          ls[(2 * x + 1) % 4] += ex2(fmaf(f.y, kLog2e, -base));
-        }
+    add_ex2_vecs<T, kStreamNV>(v, live, base, ls);
     l = (ls[0] + ls[1]) + (ls[2] + ls[3]);
     m = mn;
     __syncwarp();

@@ -32,6 +32,30 @@ __device__ __forceinline__ void mask_tail(Vec8<T>& v, int n) {
     if (q >= n) h[q] = from_f<T>(-INFINITY);
 }
 
+// Adds 2^(x log2e - s) for the values of vectors [0, live) of v into four sums (no chain of 8 NV
+// dependent adds): fold_vecs' sum, and the streaming statistics kernel's (v139), whose s is the
+// lane's running maximum.
+template <class T, int NV>
+__device__ __forceinline__ void add_ex2_vecs(const Vec8<T> (&v)[NV], int live, float s, float (&l)[4]) {
+  if constexpr (sizeof(T) == 2) {  // by 32-bit pairs: one instruction per value to unpack
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+      if (k < live)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) {
+          const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[k])[x]);
+          l[(2 * x) % 4] += ex2(fmaf(f.x, kLog2e, -s));
+          l[(2 * x + 1) % 4] += ex2(fmaf(f.y, kLog2e, -s));
+        }
+  } else {
+#pragma unroll
+    for (int k = 0; k < NV; ++k)
+      if (k < live)
+#pragma unroll
+        for (int x = 0; x < 8; ++x) l[x % 4] += ex2(fmaf(reinterpret_cast<const float*>(&v[k])[x], kLog2e, -s));
+  }
+}
+
 // Max and sum of 2^(x log2e - max) over NV vectors of eight values (tails masked with -inf),
 // log2 domain; (-inf, 0) when every value is -inf. v5: the max takes packed 16-bit pairs and
 // the sum one FFMA + EX2 + FADD per value (v4 folded one vector per lane and then combined
@@ -55,24 +79,8 @@ __device__ __forceinline__ float2 fold_vecs(const Vec8<T> (&v)[NV], int live = N
     for (int x = 0; x < 8 * NV; ++x) m = fmaxf(m, reinterpret_cast<const float*>(&v[x / 8])[x % 8]);
   }
   const float s = m == -INFINITY ? 0.f : m * kLog2e;
-  float l[4] = {0.f, 0.f, 0.f, 0.f};  // four sums: no chain of 8 NV dependent adds
-  if constexpr (sizeof(T) == 2) {  // by 32-bit pairs: one instruction per value to unpack
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-      if (k < live)
-#pragma unroll
-        for (int x = 0; x < 4; ++x) {
-          const float2 f = unpack2<T>(reinterpret_cast<const unsigned*>(&v[k])[x]);
-          l[(2 * x) % 4] += ex2(fmaf(f.x, kLog2e, -s));
-          l[(2 * x + 1) % 4] += ex2(fmaf(f.y, kLog2e, -s));
-        }
-  } else {
-#pragma unroll
-    for (int k = 0; k < NV; ++k)
-      if (k < live)
-#pragma unroll
-        for (int x = 0; x < 8; ++x) l[x % 4] += ex2(fmaf(reinterpret_cast<const float*>(&v[k])[x], kLog2e, -s));
-  }
+  float l[4] = {0.f, 0.f, 0.f, 0.f};
+  add_ex2_vecs<T, NV>(v, live, s, l);
   return make_float2(m == -INFINITY ? -INFINITY : s, (l[0] + l[1]) + (l[2] + l[3]));
 }
 
