@@ -114,7 +114,7 @@ class Fused final : public Implementation {
     p.done = p.ticket + 1;
 #if MTABENCH_FUSED_TIMELINE
     timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
-    prestats_blocks_ = prestats_blocks(p);
+    prestats_blocks_ = prestats_blocks(p, dtype_);
     const std::size_t main_words = static_cast<std::size_t>(kTimelineWords) * p.n_items + kTimelineBlockWords * static_cast<std::size_t>(grid_);
     timeline_words_ = main_words + 2 * static_cast<std::size_t>(prestats_blocks_);
     MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, timeline_words_ * sizeof(unsigned long long)));

@@ -36,6 +36,12 @@ KernelFn pick_prestats(DType dtype, PrestatsFold fold) {
   throw std::logic_error("fused: unknown dtype");
 }
 
+// The fold the statistics kernel runs: prestats_fold's, but fp32 rows always take the generic one
+// (the lean and streaming folds are 16-bit only; prestats_instance<float>).
+PrestatsFold launched_fold(const FusedParams& p, DType dtype) {
+  return dtype == DType::fp32 ? PrestatsFold::generic : prestats_fold(p);
+}
+
 SmallFn pick_small(const SmallPlan& plan, DType dtype) {
   switch (dtype) {
     case DType::bf16: return small_instance<__nv_bfloat16>(plan.KT, plan.p.NCOL);
@@ -92,18 +98,18 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   return blocks;
 }
 
-int prestats_blocks(const FusedParams& p) {
+int prestats_blocks(const FusedParams& p, DType dtype) {
   if (!p.prestats) return 0;
-  if (prestats_fold(p) == PrestatsFold::stream) return p.sms;  // v138: one block an SM, persistent
+  if (launched_fold(p, dtype) == PrestatsFold::stream) return p.sms;  // v138: one block an SM, persistent
   const long long warps = static_cast<long long>(p.B) * p.C * p.S;  // one a (batch, channel, row)
   return static_cast<int>((warps * 32 + kPrestatsThreads - 1) / kPrestatsThreads);
 }
 
 void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream, bool programmatic) {
   if (p.prestats) {
-    const PrestatsFold fold = dtype == DType::fp32 ? PrestatsFold::generic : prestats_fold(p);
+    const PrestatsFold fold = launched_fold(p, dtype);
     const bool streaming = fold == PrestatsFold::stream;
-    pick_prestats(dtype, fold)<<<prestats_blocks(p), streaming ? kStreamThreads : kPrestatsThreads,
+    pick_prestats(dtype, fold)<<<prestats_blocks(p, dtype), streaming ? kStreamThreads : kPrestatsThreads,
                                  streaming ? kStreamSmem : 0, stream>>>(p);
     MTABENCH_CUDA_CHECK_LAUNCH();
   }

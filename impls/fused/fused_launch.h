@@ -10,7 +10,7 @@ namespace mtabench::fused {
 // Raises the kernel's shared-memory limit and returns how many blocks fit on one SM.
 int prepare_kernel(const FusedPlan& plan, DType dtype);
 // Blocks of the statistics kernel (v82) for the plan's parameters; 0 without p.prestats.
-int prestats_blocks(const FusedParams& p);
+int prestats_blocks(const FusedParams& p, DType dtype);
 // With p.prestats, the statistics kernel first; `programmatic`: the main kernel may then start
 // before it ends (programmatic dependent launch, compute capability 9.0 and later).
 void launch(const FusedPlan& plan, DType dtype, const FusedParams& p, int grid, cudaStream_t stream, bool programmatic);
