@@ -185,6 +185,13 @@ __device__ __forceinline__ void mbar_wait_phase(unsigned long long* bar, unsigne
   }
 }
 __device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) { mbar_wait_phase<true>(bar, parity); }
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to shared memory by the
+// TMA unit, completing as transactions on mbarrier `bar` (whose expected count the caller raised).
+__device__ __forceinline__ void bulk_copy_to_shared(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
 __device__ __forceinline__ void mbar_wait_token(unsigned long long* bar, unsigned long long state) {
   mbar_wait_phase<false>(bar, state);
 }

@@ -84,9 +84,7 @@ __device__ inline unsigned long long fill_fp32_issue(const FusedParams& p, float
       const float* src = batch + c * plane + static_cast<long long>(ip) * S + G + 4 * first;
       const unsigned dst = smem_u32(pt + (cl * f.halo_rows + pr) * pwp + 4 * first);
       asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-      asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                   "l"(src), "r"(bytes), "r"(bar)
-                   : "memory");
+      bulk_copy_to_shared(dst, src, bytes, bar);
     }
     unsigned long long state;
     asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];\n" : "=l"(state) : "r"(bar) : "memory");

@@ -85,7 +85,7 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   // beside it, their set-up hidden: seq 512 -18.8% with the lean fold against -8.9% without
   // (JOURNAL.md v89). Not for fp32: +2.8% at seq 1024 (its main kernel then runs with the least L1).
   if (plan.p.prestats && dtype != DType::fp32)
-    for (PrestatsFold fold : {PrestatsFold::generic, PrestatsFold::aligned, PrestatsFold::lined, PrestatsFold::wide})
+    for (PrestatsFold fold : {PrestatsFold::generic, PrestatsFold::aligned, PrestatsFold::lined})
       MTABENCH_CUDA_CALL(cudaFuncSetAttribute(pick_prestats(dtype, fold),
                                               cudaFuncAttributePreferredSharedMemoryCarveout,
                                               cudaSharedmemCarveoutMaxShared));

@@ -20,7 +20,7 @@ constexpr int kTimelineBlockWords = 4;
 enum TimelineBlockWord : int { kTlEntry = 0, kTlSetup = 1, kTlSetupBarrier = 2, kTlExit = 3 };
 
 // The statistics kernel's fold (prestats_fold, fused_plan.h; fused_prestats.cuh).
-enum class PrestatsFold { generic = 0, aligned = 1, lined = 2, wide = 3, stream = 4 };
+enum class PrestatsFold { generic = 0, aligned = 1, lined = 2, stream = 3 };
 enum TimelineSlot : int { kTlStart = 0, kTlStats = 1, kTlFill = 2, kTlMma = 3, kTlEnd = 4, kTlWhere = 5 };
 
 // Work items, in the order blocks take them (see fused_plan.cpp for why this order).

@@ -468,11 +468,11 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
 PrestatsFold prestats_fold(const FusedParams& p) {
   const bool lean = (reinterpret_cast<std::uintptr_t>(p.scores) & 15) == 0 &&
                     static_cast<long long>(p.B) * p.C * p.S < (1ll << 31);
-  // v132: rows longer than the lean folds reach (the warp-specialised kernel's statistics kernel,
-  // any seq): the generic fold's code, 8 vectors a lane at 4 blocks an SM, each row prefetched
-  // into L2 first.
-  // v138: where those rows are 16-byte aligned, the streaming fold (fused_prestats_stream.cuh).
-  if (p.S > kPrestatsAlignedMaxRow) return lean && p.S % 8 == 0 ? PrestatsFold::stream : PrestatsFold::wide;
+  // v138: rows longer than the lean folds reach (the warp-specialised kernel's statistics, any
+  // seq) by the streaming fold (fused_prestats_stream.cuh) where they are 16-byte aligned; the
+  // generic fold otherwise (an unaligned base or B C S >= 2^31: no harness input). v132's wide
+  // fold, which v139 left only that case, is gone.
+  if (p.S > kPrestatsAlignedMaxRow) return lean && p.S % 8 == 0 ? PrestatsFold::stream : PrestatsFold::generic;
   if (!lean) return PrestatsFold::generic;
   if (p.S % 8 == 0 && p.S <= kPrestatsAlignedMaxRow) return PrestatsFold::aligned;
   if (p.S % 8 != 0 && p.S + 7 <= kPrestatsAlignedMaxRow && static_cast<long long>(p.B) * p.C * p.S * p.S % 8 == 0)

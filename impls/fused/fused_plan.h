@@ -47,7 +47,7 @@ constexpr int kPrestatsAlignedMaxRow = 4 * 8 * 32;
 // lined (v121), the same fold over the 16-byte lines that hold rows not 16-byte aligned (seq not a
 // multiple of 8), masked at both ends, where every such line lies inside the scores tensor and
 // m + seq <= kPrestatsAlignedMaxRow for the rows' offsets m < 8 into their first line; generic,
-// rows of up to 1024; wide (v132), longer rows (the generic fold's code at other occupancy). A
+// any row; stream (v138), rows past 1024, 16-byte aligned (fused_prestats_stream.cuh). A
 // probe with the few-heads bound at 2048 (JOURNAL.md v89) took the lean fold past its 1024
 // columns, without the length check, and failed the oracle (relative L2 error 0.34).
 PrestatsFold prestats_fold(const FusedParams& p);

@@ -1,8 +1,8 @@
 #pragma once
 // v82: the row statistics as a kernel of their own, launched right before the main kernel where
 // the plan says p.prestats (seq <= kPrestatsMaxSeq, fused_plan.h; since v132/v139 also the
-// warp-specialised kernel's, at any seq: rows past 1024 by fused_prestats_stream.cuh). One warp per (batch, row,
-// channel) folds the whole row's causal part [0, i] (NV vectors of eight columns a lane in
+// warp-specialised kernel's at any seq, its rows past 1024 by fused_prestats_stream.cuh). One
+// warp per (batch, row, channel) folds the whole row's causal part [0, i] (NV vectors of eight columns a lane in
 // flight at once: one batch for a row of up to 1024 scores) and writes its (max, 1 / sum)
 // where the stats items' merge would (stats_index); block 0 raises every band's ready flag. The
 // main kernel is launched with programmatic stream serialization: its blocks may start (and do
@@ -24,10 +24,8 @@ constexpr int kPrestatsThreads = 256;
 // ran 3.3 us each, the grid 11.1 us (item timeline, twenty-third session). At 32 registers ptxas
 // spills each loaded vector right after its load, so a lane's loads go one after another
 // (JOURNAL.md v88): the generic fold still does; v89's lean fold (row_stats_lines) does not.
-// v132: the wide fold (rows past 1024, the warp-specialised kernel's statistics) keeps 8 vectors
-// a lane in flight, 64 registers: 4 blocks an SM.
-template <class T, PrestatsFold FOLD = PrestatsFold::generic>
-constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 && FOLD != PrestatsFold::wide ? 8 : 4;
+template <class T>
+constexpr int kPrestatsBlocksPerSm = sizeof(T) == 2 ? 8 : 4;
 
 // v89: a whole causal row of up to 1024 16-bit scores, where the rows are 16-byte aligned (seq a
 // multiple of 8 and an aligned base): every vector that starts before the row's end is loaded
@@ -77,13 +75,13 @@ __device__ __forceinline__ float2 row_stats_lines(const T* lines, int m, int len
 // row_stats_lines, each an instance of its own, so that the generic path's call (and the spills
 // around it) is not in their code.
 template <class T, PrestatsFold FOLD = PrestatsFold::generic>
-__global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T, FOLD>) fused_prestats_kernel(const FusedParams p) {
+__global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T>) fused_prestats_kernel(const FusedParams p) {
 #if __CUDA_ARCH__ >= 900
   // Let the main kernel's blocks launch now: they need this grid only after their set-up.
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
   // fp32 vectors are 32 bytes (8 registers).
-  constexpr int NV = FOLD == PrestatsFold::wide ? 8 : 4;
+  constexpr int NV = 4;
 #if MTABENCH_FUSED_TIMELINE
   if (threadIdx.x == 0 && p.timeline_prestats) p.timeline_prestats[2 * blockIdx.x] = globaltimer_ns();
 #endif
@@ -111,17 +109,7 @@ __global__ void __launch_bounds__(kPrestatsThreads, kPrestatsBlocksPerSm<T, FOLD
     const long long i = p.S - 1 - unit % p.S;
     const long long bc = unit / p.S;
     const int c = static_cast<int>(bc % p.C), b = static_cast<int>(bc / p.C);
-    const T* row = static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S;
-#if __CUDA_ARCH__ >= 900
-    // v132 (wide): the row's later batches from L2, as the warp-specialised consumers' stats
-    // items did (v73w): one bulk prefetch of its 16-byte lines.
-    if (FOLD == PrestatsFold::wide && lane == 0) {
-      const unsigned long long a0 = reinterpret_cast<unsigned long long>(row) & ~15ull;
-      const unsigned long long a1 = (reinterpret_cast<unsigned long long>(row + i + 1) + 15) & ~15ull;
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a0), "r"(static_cast<unsigned>(a1 - a0)) : "memory");
-    }
-#endif
-    const float2 ml = row_stats<T, NV, true>(row, 0, i + 1);
+    const float2 ml = row_stats<T, NV, true>(static_cast<const T*>(p.scores) + (bc * p.S + i) * p.S, 0, i + 1);
     if (lane == 0) p.stats[stats_index(p, b, i, c)] = make_float2(ml.x, 1.f / ml.y);
   }
 #if MTABENCH_FUSED_TIMELINE

@@ -7,8 +7,8 @@
 // longest row. Here one block an SM stays for the whole grid (140 us, v139): each of its warps
 // streams rows of its own through a ring of kStreamStages chunks of its shared memory, filled by
 // bulk copies (cp.async.bulk, the TMA unit) issued by its lane 0 as soon as a chunk is folded,
-// so the next chunks' bytes are in flight while it folds one. Warps take pairs of rows (S - 1 - k, k) of one
-// (batch, channel): every pair is S + 1 columns, so the warps' shares are equal to a pair.
+// so the next chunks' bytes are in flight while it folds one. Warps take pairs of rows (S - 1 - k,
+// k) of one (batch, channel): every pair is S + 1 columns, so the warps' shares are equal to a pair.
 // A lane keeps its own running (max, sum) in the log2 domain across a row's chunks (one EX2 a
 // chunk to rescale); the warp combines them once a row. Results as the other folds: (max, 1 / sum).
 #include "impls/fused/fused_prestats.cuh"
@@ -88,10 +88,7 @@ __global__ void __launch_bounds__(kStreamThreads, 1) fused_prestats_stream_kerne
     const unsigned bar = smem_u32(&full[warp][s]);
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-    const unsigned dst = smem_u32(ring + s * kStreamChunkBytes);
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
+    bulk_copy_to_shared(smem_u32(ring + s * kStreamChunkBytes), src, bytes, bar);
   };
   StreamCursor cons{blockIdx.x * kStreamWarps + warp, 0, 0, 0, 0, 0};
   stream_set_row(cons, S);  // (a warp with no pair: its loops below do not run)

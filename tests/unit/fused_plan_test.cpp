@@ -608,7 +608,7 @@ TEST(FusedPlan, StatisticsKernelBoundsByPath) {
   for (const int4& it : ws.items) EXPECT_NE(it.x, kStatsItem);
   // v138: the GPU test's shapes for the streaming fold (WarpSpecialisedPathCorners). The
   // warp-specialised kernel takes only seq a multiple of 8, so its rows past 1024 columns take the
-  // wide fold only where the scores' base is not 16-byte aligned (LeanStatisticsFolds... below).
+  // generic fold only where the scores' base is not 16-byte aligned (LeanStatisticsFolds... below).
   for (const long long seq : {2056ll, 4104ll}) {
     const FusedPlan st = make_plan(shape(5, seq, 1, 32, 24, DType::fp16), optin, kPlanWindow, kLeadWindows, true);
     ASSERT_EQ(st.p.ws, 1);
@@ -634,8 +634,8 @@ TEST(FusedPlan, LeanStatisticsFoldsOnlyForRowsTheyCover) {
   EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
   p.S = 2048;  // past the four vectors a lane (the probe that failed the oracle): v138's streaming fold
   EXPECT_EQ(prestats_fold(p), PrestatsFold::stream);
-  p.S = 1025;  // not a multiple of 8: v132's wide fold
-  EXPECT_EQ(prestats_fold(p), PrestatsFold::wide);
+  p.S = 1025;  // not a multiple of 8: the generic fold
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
   p.S = 1000;  // a multiple of 8
   EXPECT_EQ(prestats_fold(p), PrestatsFold::aligned);
   p.S = 777;  // rows not 16-byte aligned; B C = 8: B C S S fills whole lines
@@ -656,7 +656,7 @@ TEST(FusedPlan, LeanStatisticsFoldsOnlyForRowsTheyCover) {
   p.S = 777;
   EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
   p.S = 2048;  // v138: the streaming fold's bulk copies need aligned rows
-  EXPECT_EQ(prestats_fold(p), PrestatsFold::wide);
+  EXPECT_EQ(prestats_fold(p), PrestatsFold::generic);
 }
 
 // v121: the shapes of the GPU test FusedGpu.StatisticsKernelFolds take the statistics kernel on

@@ -8,7 +8,6 @@ KernelFn prestats_instance(PrestatsFold fold) {
   if constexpr (sizeof(T) == 2) {
     if (fold == PrestatsFold::aligned) return fused_prestats_kernel<T, PrestatsFold::aligned>;
     if (fold == PrestatsFold::lined) return fused_prestats_kernel<T, PrestatsFold::lined>;
-    if (fold == PrestatsFold::wide) return fused_prestats_kernel<T, PrestatsFold::wide>;
     if (fold == PrestatsFold::stream) return fused_prestats_stream_kernel<T>;
   }
   return fused_prestats_kernel<T, PrestatsFold::generic>;
