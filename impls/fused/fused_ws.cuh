@@ -4,17 +4,15 @@
 // run each pass in step), so here other warps do it. 384 threads: warp group 0 is the producer
 // (tickets, zero items, and each conv item's statistics and fill), warp groups 1 and 2 the
 // consumers (the contraction of 8 output rows each, then y's stores, since v45 through a
-// staging space per warp after the tile (store_ws_rows); since v42 also the stats items, handed
-// over by the producer in ticket order).
+// staging space per warp after the tile (store_ws_rows); v42-v139 also the stats items, handed
+// over by the producer in ticket order: since v139 the statistics kernel runs ahead instead).
 // The pipeline's buffers are the probability tile's chunk pairs (16 channels, 2 cstride bytes
 // each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
 // the consumers contract a later pair of item n. Per pair an mbarrier `full` (the producer's 128
 // threads arrive once the pair is written) and `empty` (the consumers' 256 arrive once their
 // ldmatrix reads of it are done). The contraction reads the tile by ldmatrix (the generic proxy)
 // and the weights, written once, through the async proxy. Items are taken in ticket order by the
-// producer alone, and it waits only on earlier tickets (band statistics) or on its own consumers,
-// who wait only on it; a stats item handed over waits at most for the conv item ahead of it, whose
-// pairs are all filled by then: no deadlock, as in fused_kernel.
+// producer alone, and it waits only on its own consumers, who wait only on it: no deadlock.
 #include "impls/fused/fused_kernel.cuh"
 
 namespace mtabench::fused {
@@ -142,15 +140,11 @@ __device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, i
   fill8_tasks_of<T, kProducerThreads>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks, slot_of);
 }
 
-// The shared state of the pipeline (static shared memory).
-// v42: the stats items go to the consumers through pair 0's barriers, like a conv item without
-// a fill (their slot's w is kSlotStats); so pair 0's phases count every item handed over, the
-// other pairs' only the conv items.
-constexpr int kSlotConv = 0, kSlotStats = 1;
+// The shared state of the pipeline (static shared memory). Every pair's phases count the conv
+// items handed over (v141; v42-v139 also handed stats items over pair 0's barriers).
 struct WsShared {
   unsigned long long full[kWsMaxPairs], empty[kWsMaxPairs];
-  int4 slot;       // the item handed over: conv {b, band, tile, kSlotConv} (in the tile) or stats
-                   // {b, band, chunk, kSlotStats}; x < 0: no more
+  int4 slot;       // the conv item handed over {b, band, tile, 0} (in the tile); x < 0: no more
   int4 next_item;  // the producer's next ticket's item; x < 0: none left
 };
 
@@ -162,8 +156,7 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
     const unsigned t = atomicAdd(p.ticket, 1u);
     sh.next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
   };
-  // Items handed over so far (pair 0's phase parity) and conv items filled (the other pairs').
-  unsigned handed = 0, convs = 0;
+  unsigned handed = 0;  // conv items handed over so far: every pair's phase parity
   if (threadIdx.x == kProducerThreads - 1) take_next();
   team_sync<kProducerThreads>();
   for (;;) {
@@ -172,15 +165,10 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
     if (cur.x < 0) break;
     if (threadIdx.x == kProducerThreads - 1) take_next();
     const long long last = min(static_cast<long long>(cur.z + 1) * p.R, p.S);
-    if (cur.x == kStatsItem) {
-      // To the consumers, who wait on their producer anyway (v41: ~29% of their time); the item
-      // needs nothing of the tile, so they release pair 0 as soon as they have read the slot.
-      mbar_wait(&sh.empty[0], (handed & 1u) ^ 1u);
-      if (threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, kSlotStats);
-      mbar_arrive(&sh.full[0]);
-      ++handed;
-      team_sync<kProducerThreads>();  // the next read of next_item after thread 127's take_next
-    } else if (cur.x == kZeroItem) {
+    // v141: no stats items: since v139 the statistics kernel runs ahead of this kernel in every
+    // plan (p.prestats; make_plan), and their code (v42-v46's, handed to the consumers) is gone.
+    if (cur.x == kStatsItem) __trap();
+    if (cur.x == kZeroItem) {
       zero_item<T, kProducerThreads, true>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
       // zero_item has no barrier of its own, and the loop's next read of next_item must wait for
       // thread 127's take_next (tile_stats ends with one; fused_kernel has a __syncthreads after
@@ -191,13 +179,12 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       tile_stats<T, -1, kProducerThreads, 8>(p, smem, cur.y, i0);  // 5.5 pairs a thread at k 7 heads 32
       for (int gp = 0; gp < G2; ++gp) {
         // The consumers are done with the last item's pair (and, for pair 0, its slot).
-        mbar_wait(&sh.empty[gp], ((gp == 0 ? handed : convs) & 1u) ^ 1u);
+        mbar_wait(&sh.empty[gp], (handed & 1u) ^ 1u);
         fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
-        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, kSlotConv);
+        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, 0);
         mbar_arrive(&sh.full[gp]);
       }
       ++handed;
-      ++convs;
     }
   }
   mbar_wait(&sh.empty[0], (handed & 1u) ^ 1u);
@@ -221,25 +208,16 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
   const unsigned b_u = static_cast<unsigned>(KT * G2 * bstep);
   float bias_r[NT][2];
   load_bias_pairs<NT>(p, smem, bias_r);
-  unsigned convs = 0;
   for (unsigned handed = 0;; ++handed) {
     mbar_wait(&sh.full[0], handed & 1u);
     const int4 it = sh.slot;
     if (it.x < 0) break;
-    if (it.w == kSlotStats) {
-      mbar_arrive(&sh.empty[0]);  // the slot is read, and the item needs no tile
-      const long long last = min(static_cast<long long>(it.y + 1) * p.R, p.S);
-      // NV 8 (v46): 16 in flight measured +1.3% at k 7 heads 32 (v44d): not latency-bound per thread.
-      stats_item<T, 8, kWsThreads - kProducerThreads, kProducerThreads>(p, it.x, it.y, it.z,
-                                                                       static_cast<int>((last + p.CS - 1) / p.CS));
-      continue;
-    }
     float acc[ROWS][N / 2];
     bias_acc(acc, bias_r);
     unsigned a[kWsSets][kWsColumns][4];  // the fragment sets, rotating on across the chunk pairs (v115)
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
-      if (gp > 0) mbar_wait(&sh.full[gp], convs & 1u);
+      if (gp > 0) mbar_wait(&sh.full[gp], handed & 1u);
       rs_window_row<T, NT, KT, kWsColumns, 0, 0>(acc, a, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
                                                  b_lo0 + static_cast<unsigned>(gp * bstep),
                                                  static_cast<unsigned>(G2 * bstep), b_u, hi);
@@ -250,7 +228,6 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     wgmma_wait<0>();
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
     store_ws_rows<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_stage);
-    ++convs;
   }
 #endif
 }
