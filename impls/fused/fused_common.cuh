@@ -51,7 +51,9 @@ __device__ __forceinline__ bool team_any(bool mine) {
 // bit mask of phases the kernel leaves out, so that Nsight Compute can time what is left and each
 // phase's share of the time is measured rather than inferred (JOURNAL.md v19). The output is then
 // wrong and the gate fails; only the kernel's duration is read. The bits act on the few-heads
-// paths (the four-channel fill and mma.sync, and fp32's FMA path), the stats and zero items.
+// paths (the four-channel fill and mma.sync, and fp32's FMA path), the stats and zero items; the
+// tile-store bit also in the warp-specialised kernel, where it leaves out its whole epilogue
+// (the staging by stmatrix and the stores).
 #ifndef MTABENCH_FUSED_ABLATE
 #define MTABENCH_FUSED_ABLATE 0
 #endif
