@@ -366,12 +366,15 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
 
 // A fill8 task's loads: channel 8 g + x of halo row pr, columns jg .. jg + 7 into raw[x] (zeros
 // for channels >= C and where none of the 8 columns is at or left of the diagonal inside the
-// tensor, or where the task is not live). Returns n, how many of the 8 are (0 when not live).
+// tensor, or where the task is not live). Returns n, how many of the 8 are (0 when not live, and
+// in an ablation build without the fill's loads: gpu-ablate.sh bit 1, whose math then runs on zeros).
 template <class T>
 __device__ __forceinline__ int fill8_load(const FusedParams& p, int b, long long i0, long long j0, const Fill8Slot& at,
                                           bool live, uint4 (&raw)[8]) {
   const int ip = static_cast<int>(i0) - p.r + at.pr, jg = static_cast<int>(j0) - 8 + 8 * at.v;
-  const int n = (!live || ip < 0 || ip >= p.S || jg < 0) ? 0 : min(max(ip - jg + 1, 0), 8);
+  const int n = ((kAblate & kAblateFillLoads) || !live || ip < 0 || ip >= p.S || jg < 0)
+                    ? 0
+                    : min(max(ip - jg + 1, 0), 8);
   const long long plane_bytes = p.S * p.S * static_cast<long long>(sizeof(T));
   const char* src = static_cast<const char*>(p.scores) +
                     ((static_cast<long long>(b) * p.C + 8 * at.g) * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
