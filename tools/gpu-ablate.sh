@@ -6,9 +6,11 @@
 # the masks in a rotated order each round. An ablated kernel's output is wrong, so its gate fails
 # after two launches; the launch profiled is the second one (the harness's first checked call)
 # for every mask alike, mask 0 included. Prints per mask the median duration, its change against
-# mask 0, and DRAM bytes. The masks' bits: 1 the conv items' score loads, 2 the mma.sync
-# contraction (four-channel path), 4 the conv items' y stores, 8 the zero items, 16 the stats
-# items' loads.
+# mask 0, and DRAM bytes. The masks' bits: 1 the conv items' score loads (in fill8, the ws
+# producer's fill, its math goes with them: ptxas drops math whose outputs are constant zeros),
+# 2 the mma.sync contraction (four-channel path), 4 the conv items' y stores, 8 the zero items,
+# 16 the stats items' loads, 32 fill8's score loads only (its math kept), 64 fill8's math only,
+# 128 fill8's loads from two L1-resident rows instead (fused_common.cuh).
 # Writes OUT/summary.txt (the table, the stage times) and OUT/ablate.csv (every measurement).
 # Usage: tools/gpu-ablate.sh OUT [MASK ...]   (default masks: 0 1 2 4 8 16 6 31)
 #   ABLATE_CASE="FILE:REGEX" (default workloads/seq-sweep.json:^sweep-seq4096$), ROUNDS (3).
@@ -64,7 +66,9 @@ done
 stage "phase budget (median of $rounds launches per mask)"
 python3 - "$csv" >>"$S" <<'EOF'
 import csv, statistics, sys
-names = {1: "conv score loads", 2: "contraction", 4: "conv y stores", 8: "zero items", 16: "stats loads"}
+names = {1: "conv score loads", 2: "contraction", 4: "conv y stores", 8: "zero items", 16: "stats loads",
+         32: "fill8 score loads (math kept)", 64: "fill8 math (loads kept)",
+         128: "fill8 loads' latency (L1-resident)"}
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["duration_us"]]
 by = {}
 for r in rows:

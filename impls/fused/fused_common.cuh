@@ -63,6 +63,16 @@ constexpr int kAblateContraction = 2;  // the mma.sync k-loop of the four-channe
 constexpr int kAblateTileStores = 4;   // the conv items' y stores
 constexpr int kAblateZeroItems = 8;    // the zero items' y stores
 constexpr int kAblateStatsLoads = 16;  // the stats items' loads and folds (their merge stays)
+// Forty-fifth session: bit 1 also takes fill8's math away (its n is then 0 at compile time, so
+// every output is a constant zero and ptxas drops the math), so fill8's two halves have bits of
+// their own: 32 its score loads only (the raw words made from the task's indices instead, so the
+// math still runs on values ptxas cannot know), 64 its math only (the raw words stored as loaded).
+constexpr int kAblateFill8LoadsOnly = 32;
+constexpr int kAblateFill8MathOnly = 64;
+// 128: fill8's score loads kept as instructions (same count, width and columns) but all from row
+// 0 of the batch's first 8 channel planes, which stay in L1: what the loads cost as LSU work,
+// without their latency to L2 or DRAM (math kept; the outputs are wrong).
+constexpr int kAblateFill8LoadsNear = 128;
 
 // Item timeline, for tools/gpu-timeline.sh only (never set in a normal build: 0 compiles to the
 // normal kernel): thread 0 of each block of the ticket-loop kernel (not the warp-specialised one)

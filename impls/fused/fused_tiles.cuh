@@ -379,9 +379,17 @@ __device__ __forceinline__ int fill8_load(const FusedParams& p, int b, long long
   const char* src = static_cast<const char*>(p.scores) +
                     ((static_cast<long long>(b) * p.C + 8 * at.g) * p.S * p.S + static_cast<long long>(ip) * p.S + jg) *
                         static_cast<long long>(sizeof(T));
+  if constexpr ((kAblate & kAblateFill8LoadsNear) != 0)
+    src = static_cast<const char*>(p.scores) +  // row g & 1 of planes 0..7, at the task's columns
+          (static_cast<long long>(at.g & 1) * p.S + jg) * static_cast<long long>(sizeof(T));
 #pragma unroll
   for (int x = 0; x < 8; ++x) {
-    raw[x] = n > 0 && 8 * at.g + x < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+    if constexpr ((kAblate & kAblateFill8LoadsOnly) != 0) {
+      const unsigned u = static_cast<unsigned>(ip * 40503 + jg * 977 + x);  // not a load, not a constant
+      raw[x] = make_uint4(u, u ^ 0x3c003c00u, u + 0x10001u, u ^ 0x40004000u);
+    } else {
+      raw[x] = n > 0 && 8 * at.g + x < p.C ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+    }
     src += plane_bytes;
   }
   return n;
@@ -397,7 +405,10 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
   const float mb[8] = {ma.x, ma.y, ma.z, ma.w, mc.x, mc.y, mc.z, mc.w};
   uint4 out[8];  // column col: channels (0, 1), (2, 3), (4, 5), (6, 7)
 #pragma unroll
-  for (int h = 0; h < 4; ++h) {  // columns 2h, 2h + 1
+  for (int x = 0; x < 8; ++x)
+    if constexpr ((kAblate & kAblateFill8MathOnly) != 0) out[x] = raw[x];
+#pragma unroll
+  for (int h = 0; h < 4 && (kAblate & kAblateFill8MathOnly) == 0; ++h) {  // columns 2h, 2h + 1
 #pragma unroll
     for (int xp = 0; xp < 4; ++xp) {
       const float2 lo = unpack2<T>((&raw[2 * xp].x)[h]), hi = unpack2<T>((&raw[2 * xp + 1].x)[h]);
