@@ -69,8 +69,8 @@ constexpr int kAblateStatsLoads = 16;  // the stats items' loads and folds (thei
 // math still runs on values ptxas cannot know), 64 its math only (the raw words stored as loaded).
 constexpr int kAblateFill8LoadsOnly = 32;
 constexpr int kAblateFill8MathOnly = 64;
-// 128: fill8's score loads kept as instructions (same count, width and columns) but all from row
-// 0 of the batch's first 8 channel planes, which stay in L1: what the loads cost as LSU work,
+// 128: fill8's score loads kept as instructions (same count, width and columns) but all from rows
+// 0 and 1 of batch 0's first 8 channel planes, which stay in L1: what the loads cost as LSU work,
 // without their latency to L2 or DRAM (math kept; the outputs are wrong).
 constexpr int kAblateFill8LoadsNear = 128;
 

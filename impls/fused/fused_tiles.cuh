@@ -404,16 +404,18 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
   const float4 ma = m4[0], mc = m4[1];
   const float mb[8] = {ma.x, ma.y, ma.z, ma.w, mc.x, mc.y, mc.z, mc.w};
   uint4 out[8];  // column col: channels (0, 1), (2, 3), (4, 5), (6, 7)
+  if constexpr ((kAblate & kAblateFill8MathOnly) != 0) {
 #pragma unroll
-  for (int x = 0; x < 8; ++x)
-    if constexpr ((kAblate & kAblateFill8MathOnly) != 0) out[x] = raw[x];
+    for (int x = 0; x < 8; ++x) out[x] = raw[x];
+  } else {
 #pragma unroll
-  for (int h = 0; h < 4 && (kAblate & kAblateFill8MathOnly) == 0; ++h) {  // columns 2h, 2h + 1
+    for (int h = 0; h < 4; ++h) {  // columns 2h, 2h + 1
 #pragma unroll
-    for (int xp = 0; xp < 4; ++xp) {
-      const float2 lo = unpack2<T>((&raw[2 * xp].x)[h]), hi = unpack2<T>((&raw[2 * xp + 1].x)[h]);
-      (&out[2 * h].x)[xp] = pack2<T>(ex2(fmaf(lo.x, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.x, kLog2e, -mb[2 * xp + 1])));
-      (&out[2 * h + 1].x)[xp] = pack2<T>(ex2(fmaf(lo.y, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.y, kLog2e, -mb[2 * xp + 1])));
+      for (int xp = 0; xp < 4; ++xp) {
+        const float2 lo = unpack2<T>((&raw[2 * xp].x)[h]), hi = unpack2<T>((&raw[2 * xp + 1].x)[h]);
+        (&out[2 * h].x)[xp] = pack2<T>(ex2(fmaf(lo.x, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.x, kLog2e, -mb[2 * xp + 1])));
+        (&out[2 * h + 1].x)[xp] = pack2<T>(ex2(fmaf(lo.y, kLog2e, -mb[2 * xp])), ex2(fmaf(hi.y, kLog2e, -mb[2 * xp + 1])));
+      }
     }
   }
   if (n < 8) {
