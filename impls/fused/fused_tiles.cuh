@@ -367,7 +367,9 @@ __device__ void fill_channels(const FusedParams& p, const float2* st, T* dst, in
 // A fill8 task's loads: channel 8 g + x of halo row pr, columns jg .. jg + 7 into raw[x] (zeros
 // for channels >= C and where none of the 8 columns is at or left of the diagonal inside the
 // tensor, or where the task is not live). Returns n, how many of the 8 are (0 when not live, and
-// in an ablation build without the fill's loads: gpu-ablate.sh bit 1, whose math then runs on zeros).
+// in an ablation build with gpu-ablate.sh bit 1, where n is then 0 at compile time, so
+// fill8_store's outputs are constant zeros and ptxas drops its math too: bits 32, 64 and 128
+// split the loads from the math).
 template <class T>
 __device__ __forceinline__ int fill8_load(const FusedParams& p, int b, long long i0, long long j0, const Fill8Slot& at,
                                           bool live, uint4 (&raw)[8]) {
