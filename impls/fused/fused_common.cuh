@@ -74,6 +74,18 @@ constexpr int kAblateFill8MathOnly = 64;
 // without their latency to L2 or DRAM (math kept; the outputs are wrong).
 constexpr int kAblateFill8LoadsNear = 128;
 
+// The warp-specialised producer's fill8 store rotation (fill8_rot), for an experiment only (the
+// forty-sixth session's plan, JOURNAL.md "Ready for the next session"): which of its three
+// stages of selects run (bit 0: rotate by 1, bit 1: by 2, bit 2: by 4; 32 SELs a task each).
+// 7, the default, is the normal kernel; 6 leaves a quarter-warp's stores 2-way bank-conflicted,
+// 4 4-way, 0 8-way, for 32, 64 or 96 fewer producer instructions a task (its instruction stream
+// bounds k 7 heads 32 part of the time). Every other kernel keeps all three stages.
+#ifndef MTABENCH_WS_FILL_ROT_MASK
+#define MTABENCH_WS_FILL_ROT_MASK 7
+#endif
+constexpr int kWsFillRotMask = MTABENCH_WS_FILL_ROT_MASK;
+static_assert(kWsFillRotMask >= 0 && kWsFillRotMask <= 7, "MTABENCH_WS_FILL_ROT_MASK is three bits");
+
 // Item timeline, for tools/gpu-timeline.sh only (never set in a normal build: 0 compiles to the
 // normal kernel): thread 0 of each block of the ticket-loop kernel (not the warp-specialised one)
 // stamps %globaltimer into p.timeline at each item's start and end, and, in the few-heads conv

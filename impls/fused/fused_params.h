@@ -143,6 +143,12 @@ struct FusedParams {
   // so that the other fields keep their offsets in the kernels' parameter space.
   int ldsm_passes;
 };
+// A field of stricter alignment (a CUtensorMap's 64 bytes, say) moves the whole block in every
+// kernel's parameter space, and ptxas then builds the kernels differently: v146's null control
+// (an unused CUtensorMap at the end) made the few-heads instance 3.1-3.6% slower at seq 4096
+// with no instruction of its own changed (JOURNAL.md, v146). Such data goes in a parameter of its
+// own (fused_kernel_ws's tensor maps on branch fused-v146b).
+static_assert(alignof(FusedParams) == 8, "FusedParams must stay 8-byte aligned (see above)");
 
 // v127: the instance a tensor-core plan's ldmatrix tile takes (mma_instance's `narrow`): 1 for
 // the 16-column tile, kLdsmHalf for NT 2's 32-column one, else 0 (the wide tile, or no ldmatrix).

@@ -397,8 +397,9 @@ __device__ __forceinline__ int fill8_load(const FusedParams& p, int b, long long
   return n;
 }
 
-// A fill8 task's math and stores (task: its index in the enumeration, for fill8_rot).
-template <class T>
+// A fill8 task's math and stores (task: its index in the enumeration, for fill8_rot; ROT_MASK:
+// the rotation's stages that run, kWsFillRotMask).
+template <class T, int ROT_MASK = 7>
 __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* mbs, char* tile, int task,
                                            const Fill8Slot& at, int n, const uint4 (&raw)[8]) {
   const int col_bytes = 16 * fill8_col_units(p);
@@ -426,17 +427,19 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
       if (col >= n) out[col] = make_uint4(0, 0, 0, 0);
   }
   // Store y writes column (y + rot) & 7 (fill8_rot: no bank conflicts in a quarter-warp), its
-  // data rotated by three stages of selects (a register array takes no run-time index).
-  const int rot = fill8_rot(p, task, at);
+  // data rotated by three stages of selects (a register array takes no run-time index). A stage
+  // left out of ROT_MASK is a rotation bit that stays 0: fewer selects, more bank conflicts.
+  const int rot = fill8_rot(p, task, at) & ROT_MASK;
   uint4 a[8], c[8];
 #pragma unroll
-  for (int y = 0; y < 8; ++y) a[y] = (rot & 1) ? out[(y + 1) & 7] : out[y];
+  for (int y = 0; y < 8; ++y) a[y] = (ROT_MASK & 1) != 0 && (rot & 1) ? out[(y + 1) & 7] : out[y];
 #pragma unroll
-  for (int y = 0; y < 8; ++y) c[y] = (rot & 2) ? a[(y + 2) & 7] : a[y];
+  for (int y = 0; y < 8; ++y) c[y] = (ROT_MASK & 2) != 0 && (rot & 2) ? a[(y + 2) & 7] : a[y];
   char* d = tile + fill8_chunk_byte(p, at.pr, 8 * at.v, at.g);
 #pragma unroll
   for (int y = 0; y < 8; ++y)
-    *reinterpret_cast<uint4*>(d + ((y + rot) & 7) * col_bytes) = (rot & 4) ? c[(y + 4) & 7] : c[y];
+    *reinterpret_cast<uint4*>(d + ((y + rot) & 7) * col_bytes) =
+        (ROT_MASK & 4) != 0 && (rot & 4) ? c[(y + 4) & 7] : c[y];
 }
 
 // v40b: a thread's tasks two at a time, the second's eight loads issued before the first's math.
@@ -446,7 +449,7 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
 // v40, one task at a time there, +0.1%). JOURNAL.md v40 and v40b.
 // Tasks tid, tid + NTHR, ... of [0, tasks), task t at slot_of(t): fill8's whole tile (NTHR =
 // kThreads) or the warp-specialised producer's chunk pair (fused_ws.cuh, NTHR = 128).
-template <class T, int NTHR, class SlotOf>
+template <class T, int NTHR, int ROT_MASK = 7, class SlotOf>
 __device__ __forceinline__ void fill8_tasks_of(const FusedParams& p, const float* mbs, char* tile, int b,
                                                long long i0, long long j0, int tid, int tasks, SlotOf slot_of) {
   #pragma unroll 1
@@ -461,8 +464,8 @@ __device__ __forceinline__ void fill8_tasks_of(const FusedParams& p, const float
     const Fill8Slot at2 = slot_of(two ? task2 : task);
     uint4 raw2[8];
     const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
-    fill8_store<T>(p, mbs, tile, task, at, n, raw);
-    if (two) fill8_store<T>(p, mbs, tile, task2, at2, n2, raw2);
+    fill8_store<T, ROT_MASK>(p, mbs, tile, task, at, n, raw);
+    if (two) fill8_store<T, ROT_MASK>(p, mbs, tile, task2, at2, n2, raw2);
   }
 }
 

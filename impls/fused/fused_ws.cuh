@@ -149,7 +149,7 @@ __device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, i
     const int rest = task / nv;
     return Fill8Slot{rest >> 1, task - rest * nv, 2 * gp + (rest & 1)};
   };
-  fill8_tasks_of<T, kProducerThreads>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks, slot_of);
+  fill8_tasks_of<T, kProducerThreads, kWsFillRotMask>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks, slot_of);
 }
 
 // The shared state of the pipeline (static shared memory). Every pair's phases count the conv
