@@ -25,16 +25,9 @@ rounds=${ROUNDS:-3}
 source tools/gpu-lib.sh
 
 stage "build ${#masks[@]} masks at once (${masks[*]}), mtabench only"
-jobs=$(($(nproc) / ${#masks[@]}))
-pids=()
-for m in "${masks[@]}"; do
-  BUILD_TESTS=OFF build_tree . "build-ablate-$m" "/tmp/mtab-ablate-$m.log" $((jobs > 0 ? jobs : 1)) \
-    -DCMAKE_CUDA_FLAGS="-DMTABENCH_FUSED_ABLATE=$m" &
-  pids+=($!)
-done
-for k in "${!masks[@]}"; do
-  wait "${pids[$k]}" || { tail -30 "/tmp/mtab-ablate-${masks[$k]}.log" | tee -a "$S"; exit 1; }
-done
+specs=()
+for m in "${masks[@]}"; do specs+=("build-ablate-$m=-DMTABENCH_FUSED_ABLATE=$m"); done
+build_flag_variants "${specs[@]}"
 
 csv=$out/ablate.csv
 echo "round,mask,duration_us,dram_read_mb,dram_write_mb" >"$csv"

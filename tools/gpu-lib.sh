@@ -26,6 +26,24 @@ build_tree() {
     cmake --build "$2" -j"$4" "${target[@]}"; } >"$3" 2>&1
 }
 
+# This tree's mtabench alone, once per "DIR=CUDA_FLAGS" argument (DIR up to the first "="), all
+# builds at once with the cores shared (gpu-ablate.sh's masks, gpu-variants.sh's knobs); a failed
+# build's log end goes into the summary and the script exits 1.
+# Usage: build_flag_variants DIR=FLAGS ...
+build_flag_variants() {
+  local jobs=$(($(nproc) / $#)) pids=() spec k
+  for spec in "$@"; do
+    BUILD_TESTS=OFF build_tree . "${spec%%=*}" "/tmp/mtab-${spec%%=*}.log" $((jobs > 0 ? jobs : 1)) \
+      -DCMAKE_CUDA_FLAGS="${spec#*=}" &
+    pids+=($!)
+  done
+  k=0
+  for spec in "$@"; do
+    wait "${pids[$k]}" || { tail -30 "/tmp/mtab-${spec%%=*}.log" | tee -a "$S"; exit 1; }
+    k=$((k + 1))
+  done
+}
+
 # The fused suite (seed, sequence sweep, shapes) timed with --samples by BUILD's mtabench; its
 # records are copied to OUT/NAME.jsonl. SUITE_FILTER (a regular expression on workload names)
 # keeps only some workloads: ~15 s for four large ones instead of ~80 s for all 18.

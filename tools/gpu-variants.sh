@@ -22,16 +22,9 @@ source tools/gpu-lib.sh
 n=${#defs[@]}
 
 stage "build $n variants at once: $(printf '[%s] ' "${defs[@]}")"
-jobs=$(($(nproc) / n))
-pids=()
-for ((k = 0; k < n; k++)); do
-  BUILD_TESTS=OFF build_tree . "build-variant-$k" "/tmp/mtab-variant-$k.log" $((jobs > 0 ? jobs : 1)) \
-    -DCMAKE_CUDA_FLAGS="${defs[$k]}" &
-  pids+=($!)
-done
-for ((k = 0; k < n; k++)); do
-  wait "${pids[$k]}" || { tail -30 "/tmp/mtab-variant-$k.log" | tee -a "$S"; exit 1; }
-done
+specs=()
+for ((k = 0; k < n; k++)); do specs+=("build-variant-$k=${defs[$k]}"); done
+build_flag_variants "${specs[@]}"
 
 for ((round = 0; round < rounds; round++)); do
   for ((x = 0; x < n; x++)); do
