@@ -10,7 +10,8 @@
 # producer's fill, its math goes with them: ptxas drops math whose outputs are constant zeros),
 # 2 the mma.sync contraction (four-channel path), 4 the conv items' y stores, 8 the zero items,
 # 16 the stats items' loads, 32 fill8's score loads only (its math kept), 64 fill8's math only,
-# 128 fill8's loads from two L1-resident rows instead (fused_common.cuh).
+# 128 fill8's loads from two L1-resident rows instead, 256 fill8's stores without the rotation's
+# selects at XOR-swizzled columns (fused_common.cuh).
 # Writes OUT/summary.txt (the table, the stage times) and OUT/ablate.csv (every measurement).
 # Usage: tools/gpu-ablate.sh OUT [MASK ...]   (default masks: 0 1 2 4 8 16 6 31)
 #   ABLATE_CASE="FILE:REGEX" (default workloads/seq-sweep.json:^sweep-seq4096$), ROUNDS (3).

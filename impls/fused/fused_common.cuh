@@ -73,6 +73,11 @@ constexpr int kAblateFill8MathOnly = 64;
 // 0 and 1 of batch 0's first 8 channel planes, which stay in L1: what the loads cost as LSU work,
 // without their latency to L2 or DRAM (math kept; the outputs are wrong).
 constexpr int kAblateFill8LoadsNear = 128;
+// 256 (forty-seventh session): fill8's stores without the rotation's selects, store y of lane l
+// (task & 7) at column y ^ l: the same bank spread, 96 SELs a task fewer, every column but
+// lane 0's misplaced. What a swizzled tile layout (the consumers' ldmatrix addresses applying
+// the XOR) could give the producer at most (the outputs are wrong).
+constexpr int kAblateFill8Unrotated = 256;
 
 // The warp-specialised producer's fill8 store rotation (fill8_rot), for an experiment only (the
 // forty-sixth session's plan, JOURNAL.md "Ready for the next session"): which of its three

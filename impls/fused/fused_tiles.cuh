@@ -430,6 +430,12 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
   // data rotated by three stages of selects (a register array takes no run-time index). A stage
   // left out of ROT_MASK is a rotation bit that is 0 at compile time, so its selects fold away:
   // fewer instructions, more bank conflicts.
+  if constexpr ((kAblate & kAblateFill8Unrotated) != 0) {
+    char* d = tile + fill8_chunk_byte(p, at.pr, 8 * at.v, at.g);
+#pragma unroll
+    for (int y = 0; y < 8; ++y) *reinterpret_cast<uint4*>(d + ((y ^ task) & 7) * col_bytes) = out[y];
+    return;
+  }
   const int rot = fill8_rot(p, task, at) & ROT_MASK;
   uint4 a[8], c[8];
 #pragma unroll
