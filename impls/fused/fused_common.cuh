@@ -84,7 +84,9 @@ constexpr int kAblateFill8Unrotated = 256;
 // stages of selects run (bit 0: rotate by 1, bit 1: by 2, bit 2: by 4; 32 SELs a task each).
 // 7, the default, is the normal kernel; 6 leaves a quarter-warp's stores 2-way bank-conflicted,
 // 4 4-way, 0 8-way, for 32, 64 or 96 fewer producer instructions a task (its instruction stream
-// bounds k 7 heads 32 part of the time). Every other kernel keeps all three stages.
+// bounds k 7 heads 32 part of the time). Every other kernel keeps all three stages. Measured in
+// the forty-seventh session: 6 +0.8%, 4 +7.6%, 0 +16.6% at k 7 heads 32 (JOURNAL.md "v147-v148");
+// kept as gpu-variants.sh's example knob.
 #ifndef MTABENCH_WS_FILL_ROT_MASK
 #define MTABENCH_WS_FILL_ROT_MASK 7
 #endif
