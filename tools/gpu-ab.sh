@@ -12,8 +12,8 @@
 # AB_MORE="TREE ...": further candidates C, D, ... (trees like B), built with A and B, timed
 # after A and each compared with B: one device call for several experiments; their records go
 # into one file, more.jsonl (each record's source_digest names its tree), as the device hands
-# back at most 8 files; profiles and tests stay A's. COMPARE_THRESHOLD (percent, default 1: one
-# call, one GPU; compare's own default of 5 is for records from different runs) sets the verdicts.
+# back at most 8 files; profiles and tests stay A's. COMPARE_THRESHOLD sets the verdicts' threshold
+# (gpu-lib.sh's compare_threshold).
 # Writes into OUT: summary.txt (tables, compare, test lines, stage times), a.jsonl, b.jsonl,
 # 1.sass.csv.gz, 2.sass.csv.gz, hotspots.log, ctest-1.log (A's tests and sanitizers),
 # ctest-2.log (B's tests, with AB_TEST_B=1) and more.jsonl (with AB_MORE).
@@ -55,7 +55,7 @@ done
 for k in "${!names[@]}"; do
   [ "$k" -eq 1 ] && continue
   stage "compare b (base) ${names[$k]} (new)"
-  "$M" compare --threshold "${COMPARE_THRESHOLD:-1}" "$out/b.jsonl" "$out/${names[$k]}.jsonl" >>"$S" 2>&1
+  "$M" compare --threshold "$compare_threshold" "$out/b.jsonl" "$out/${names[$k]}.jsonl" >>"$S" 2>&1
   echo "rc=$?" >>"$S"
   if [ "$k" -ge 2 ]; then
     cat "$out/${names[$k]}.jsonl" >>"$out/more.jsonl"

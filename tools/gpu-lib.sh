@@ -10,6 +10,10 @@ S=$out/summary.txt
 mkdir -p "$out"
 t0=$SECONDS
 stage() { echo "=== [$((SECONDS - t0)) s] $*" | tee -a "$S"; }
+# `mtabench compare`'s verdict threshold (percent) for builds timed in one call: they agree round
+# to round within ~0.3%, and compare's default of 5 (for records of different runs and machines)
+# called v149's +3.7% at p 6.5e-10 "same" (JOURNAL.md, forty-seventh session).
+compare_threshold=${COMPARE_THRESHOLD:-1}
 # Builds, or prints the end of the build log into the summary and exits 1.
 build_gpu() {
   stage build

@@ -18,10 +18,6 @@ shift
 defs=("$@")
 [ "${#defs[@]}" -ge 2 ] || { echo "gpu-variants.sh: give at least two variants (the first is the base)" >&2; exit 2; }
 rounds=${ROUNDS:-2}
-# compare's verdict threshold (percent). Its default, 5, suits records from different runs and
-# machines; builds timed in one call on one GPU agree round to round within ~0.3%, so 1 here
-# (the forty-seventh session's v149 measured +3.7% at p 6.5e-10 and read "same" at 5).
-threshold=${COMPARE_THRESHOLD:-1}
 source tools/gpu-lib.sh
 n=${#defs[@]}
 
@@ -37,7 +33,7 @@ for ((round = 0; round < rounds; round++)); do
   done
   for ((k = 1; k < n; k++)); do
     stage "round $((round + 1)): compare v0 [${defs[0]}] (base) v$k [${defs[$k]}] (new)"
-    build-variant-0/mtabench compare --threshold "$threshold" "$out/v0-r$round.jsonl" "$out/v$k-r$round.jsonl" 2>&1 |
+    build-variant-0/mtabench compare --threshold "$compare_threshold" "$out/v0-r$round.jsonl" "$out/v$k-r$round.jsonl" 2>&1 |
       grep -E '^\| \*\*|^\*\*Summary' >>"$S"
   done
 done

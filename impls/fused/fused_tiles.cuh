@@ -426,16 +426,17 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
     for (int col = 0; col < 8; ++col)
       if (col >= n) out[col] = make_uint4(0, 0, 0, 0);
   }
-  // Store y writes column (y + rot) & 7 (fill8_rot: no bank conflicts in a quarter-warp), its
-  // data rotated by three stages of selects (a register array takes no run-time index). A stage
-  // left out of ROT_MASK is a rotation bit that is 0 at compile time, so its selects fold away:
-  // fewer instructions, more bank conflicts.
+  // Ablation bit 256 (gpu-ablate.sh): the stores below without their selects.
   if constexpr ((kAblate & kAblateFill8Unrotated) != 0) {
     char* d = tile + fill8_chunk_byte(p, at.pr, 8 * at.v, at.g);
 #pragma unroll
     for (int y = 0; y < 8; ++y) *reinterpret_cast<uint4*>(d + ((y ^ task) & 7) * col_bytes) = out[y];
     return;
   }
+  // Store y writes column (y + rot) & 7 (fill8_rot: no bank conflicts in a quarter-warp), its
+  // data rotated by three stages of selects (a register array takes no run-time index). A stage
+  // left out of ROT_MASK is a rotation bit that is 0 at compile time, so its selects fold away:
+  // fewer instructions, more bank conflicts.
   const int rot = fill8_rot(p, task, at) & ROT_MASK;
   uint4 a[8], c[8];
 #pragma unroll
