@@ -74,19 +74,20 @@ constexpr int kAblateFill8MathOnly = 64;
 // without their latency to L2 or DRAM (math kept; the outputs are wrong).
 constexpr int kAblateFill8LoadsNear = 128;
 // 256 (forty-seventh session): fill8's stores without the rotation's selects, store y of lane l
-// (task & 7) at column y ^ l: the same bank spread, 96 SELs a task fewer, every column but
-// lane 0's misplaced. What a swizzled tile layout (the consumers' ldmatrix addresses applying
-// the XOR) could give the producer at most (the outputs are wrong).
+// (task & 7) at column y ^ l: on the wgmma tile (16-byte columns, 128-byte aligned vectors) the
+// same bank spread, 96 SELs a task fewer, every column but lane 0's misplaced. What a swizzled
+// tile layout (the consumers' ldmatrix addresses applying the XOR) could give the producer at
+// most (the outputs are wrong). Measured +0.6% at k 7 heads 32: the selects cost nothing.
 constexpr int kAblateFill8Unrotated = 256;
 
 // The warp-specialised producer's fill8 store rotation (fill8_rot), for an experiment only (the
 // forty-sixth session's plan, JOURNAL.md "Ready for the next session"): which of its three
 // stages of selects run (bit 0: rotate by 1, bit 1: by 2, bit 2: by 4; 32 SELs a task each).
 // 7, the default, is the normal kernel; 6 leaves a quarter-warp's stores 2-way bank-conflicted,
-// 4 4-way, 0 8-way, for 32, 64 or 96 fewer producer instructions a task (its instruction stream
-// bounds k 7 heads 32 part of the time). Every other kernel keeps all three stages. Measured in
-// the forty-seventh session: 6 +0.8%, 4 +7.6%, 0 +16.6% at k 7 heads 32 (JOURNAL.md "v147-v148");
-// kept as gpu-variants.sh's example knob.
+// 4 4-way, 0 8-way, for 32, 64 or 96 fewer producer instructions a task. Every other kernel
+// keeps all three stages. Measured in the forty-seventh session: 6 +0.8%, 4 +7.6%, 0 +16.6% at
+// k 7 heads 32 (JOURNAL.md "v147-v148": the conflicts cost, the selects do not); kept as
+// gpu-variants.sh's example knob.
 #ifndef MTABENCH_WS_FILL_ROT_MASK
 #define MTABENCH_WS_FILL_ROT_MASK 7
 #endif
