@@ -101,6 +101,10 @@ def report(path, bins, out):
         if xs:
             p(f"  {t:6s}                             {len(xs):6d} {us(pct(xs, .1)):6.2f} {us(pct(xs, .5)):7.2f} "
               f"{us(pct(xs, .9)):6.2f} {us(max(xs)):6.2f}   {100 * sum(xs) / total_busy:5.1f}%")
+    ws = [i for i in by_type.get("conv", []) if i.get("ws_take", -1) >= 0]
+    if ws:
+        ws_report(p, ws, by_type.get("zero", []), blocks, grid, span, bins)
+        return span
     phased = [i for i in by_type.get("conv", []) if min(i["stats"], i["fill"], i["mma"]) >= 0]
     if phased:
         p("conv item phases (medians, us; p90 in brackets):")
@@ -135,6 +139,86 @@ def report(path, bins, out):
         p(f"  {k:3d} {us(lo):8.2f} {100 * sum(parts.values()):5.1f}% {100 * parts['stats']:6.1f}% "
           f"{100 * parts['conv']:5.1f}% {100 * parts['zero']:5.1f}%")
     return span
+
+
+def overlap(a0, a1, b0, b1):
+    return max(0, min(a1, b1) - max(a0, b0))
+
+
+def ws_report(p, conv, zeros, blocks, grid, span, bins):
+    """The warp-specialised kernel (fused_ws.cuh; the slots in fused_params.h): the producer's
+    and the consumers' time per item, and, for each wait of the consumers between two items, what
+    their producer was doing then."""
+    stamped = [i for i in conv if min(i["stats"], i["fill"], i["mma"], i["ws_pair0"], i["ws_last"], i["ws_mma"], i["end"]) >= 0]
+    if len(stamped) < len(conv):
+        p(f"warp-specialised: {len(conv) - len(stamped)} conv items without every stamp, left out")
+    med = lambda xs: f"{us(pct(xs, .5)):7.2f} [{us(pct(xs, .1)):.2f}-{us(pct(xs, .9)):.2f}]"
+    p("warp-specialised kernel, per conv item, median [p10-p90] us:")
+    p("  producer (its thread 0):")
+    for name, a, b in (("statistics (ticket taken to statistics in)", "start", "stats"),
+                       ("wait for the consumers (pair 0's empty)", "stats", "fill"),
+                       ("fill pair 0", "fill", "ws_pair0"), ("fill the other pairs (waits included)", "ws_pair0", "mma")):
+        p(f"    {name:46s} {med([i[b] - i[a] for i in stamped])}")
+    if zeros:
+        zs = [z["end"] - z["start"] for z in zeros if z["start"] >= 0 and z["end"] >= 0]
+        p(f"    {'zero item (producer only)':46s} {med(zs)}   ({len(zs)} items)")
+    p("  consumers (the first consumer thread):")
+    for name, a, b in (("pair 0 written (producer) to full[0] passed", "ws_pair0", "ws_take"),
+                       ("full[0] to the last pair's full passed", "ws_take", "ws_last"),
+                       ("last pair's full to wgmmas done", "ws_last", "ws_mma"), ("y stores", "ws_mma", "end")):
+        p(f"    {name:46s} {med([i[b] - i[a] for i in stamped])}")
+    # Per block: the consumers' time split into work and waits, and each wait's producer phase.
+    setup = {b["block"]: b["fill"] if b["fill"] >= 0 else b["start"] for b in blocks}
+    exits = {b["block"]: b["end"] for b in blocks}
+    per_block, zero_of = {}, {}
+    for i in stamped:
+        per_block.setdefault(i["block"], []).append(i)
+    for z in zeros:
+        if z["start"] >= 0 and z["end"] >= 0:
+            zero_of.setdefault(z["block"], []).append(z)
+    acc = dict.fromkeys(("work", "wait_first", "wait_between", "after_last"), 0)
+    cause = dict.fromkeys(("zero item", "statistics", "empty wait", "fill pair 0", "producer loop", "other"), 0)
+    after_zero, plain = [], []
+    for blk, lst in per_block.items():
+        lst.sort(key=lambda i: i["ws_take"])
+        zs = zero_of.get(blk, [])
+        prev_end = setup.get(blk, lst[0]["start"])
+        prev_mma = None
+        for n, i in enumerate(lst):
+            w0, w1 = prev_end, i["ws_take"]
+            wait = max(0, w1 - w0)
+            acc["wait_first" if n == 0 else "wait_between"] += wait
+            acc["work"] += i["end"] - i["ws_take"]
+            if n > 0:
+                zo = sum(overlap(w0, w1, z["start"], z["end"]) for z in zs)
+                ph = {"zero item": zo, "statistics": overlap(w0, w1, i["start"], i["stats"]),
+                      "empty wait": overlap(w0, w1, i["stats"], i["fill"]), "fill pair 0": overlap(w0, w1, i["fill"], i["ws_pair0"])}
+                loop = overlap(w0, w1, prev_mma, i["start"]) - zo if prev_mma is not None else 0
+                ph["producer loop"] = max(0, loop)
+                ph["other"] = max(0, wait - sum(ph.values()))
+                for k, v in ph.items():
+                    cause[k] += v
+                (after_zero if zo > 0 else plain).append(wait)
+            prev_end, prev_mma = i["end"], i["mma"]
+        acc["after_last"] += max(0, exits.get(blk, prev_end) - prev_end)
+    slot = grid * span
+    p(f"  consumers' slot time ({grid} blocks x {us(span):.2f} us): items {100 * acc['work'] / slot:.1f}% "
+      f"(their own waits on later pairs included), waiting before the first item {100 * acc['wait_first'] / slot:.1f}%, "
+      f"between items {100 * acc['wait_between'] / slot:.1f}%, after the last {100 * acc['after_last'] / slot:.1f}%")
+    tw = sum(cause.values()) or 1
+    p("  what the producer did while its consumers waited between items (share of that wait): "
+      + ", ".join(f"{k} {100 * v / tw:.1f}%" for k, v in cause.items()))
+    for name, xs in (("after a zero item", after_zero), ("no zero item between", plain)):
+        if xs:
+            p(f"  waits {name:22s} {len(xs):6d} items, median {us(pct(xs, .5)):.2f} us, p90 {us(pct(xs, .9)):.2f}, "
+              f"sum {100 * sum(xs) / slot:.1f}% of slot time")
+    w = span / bins
+    p(f"  by time ({bins} bins of {us(w):.2f} us): consumers in items, producers in zero items")
+    for k in range(bins):
+        lo, hi = k * w, (k + 1) * w
+        c = sum(overlap(lo, hi, i["ws_take"], i["end"]) for i in stamped) / (grid * w)
+        z = sum(overlap(lo, hi, z["start"], z["end"]) for z in zeros if z["start"] >= 0) / (grid * w)
+        p(f"    {k:3d} {us(lo):8.2f} {100 * c:5.1f}% {100 * z:5.1f}%")
 
 
 def main():

@@ -2,7 +2,8 @@
 # On a GPU machine: where one launch of the fused kernel spends its time, item by item. Builds
 # mtabench twice at once, as usual (build-gpu) and with MTABENCH_FUSED_TIMELINE=1
 # (build-timeline: thread 0 of each block stamps %globaltimer at each item's start and end, and in
-# the few-heads conv item after its statistics, fill and contraction; fused_common.cuh); runs
+# the few-heads conv item after its statistics, fill and contraction; in the warp-specialised
+# kernel its producer's and its consumers' steps apart; fused_common.cuh, fused_params.h); runs
 # each case with both (the normal build's median says how much the stamps, and the spills they
 # cause, slow the kernel: read the timeline for its shape, the normal build for the time); then
 # tools/fused_timeline.py on the last launch's timeline of each case.

@@ -189,7 +189,9 @@ class Fused final : public Implementation {
   // The timeline build (MTABENCH_FUSED_TIMELINE): the last launch's stamps, as CSV in
   // $MTABENCH_FUSED_TIMELINE_DIR/<workload>.csv (tools/fused_timeline.py reads it). One row per
   // ticket (type, b, band, chunk, sm, block, then ns from the first block's entry: start,
-  // statistics in, fill done, contraction done, end; -1 where not stamped), then one row per
+  // statistics in, fill done, contraction done, end, and the warp-specialised kernel's pair 0
+  // written, consumers' take, last pair's wait, wgmmas done (fused_params.h's TimelineSlot says
+  // what each means there); -1 where not stamped), then one row per
   // block (type "block": entry as start, thread 0's set-up done as stats, the set-up's barrier
   // passed as fill, exit as end), then one row per block of the statistics kernel (type
   // "prestats": entry as start, exit as end). Best effort: a destructor must not throw.
@@ -207,24 +209,25 @@ class Fused final : public Implementation {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) return;
     std::fprintf(f, "# %s grid=%d\n", plan_.describe().c_str(), grid_);
-    std::fprintf(f, "ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end\n");
+    std::fprintf(f, "ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end,ws_pair0,ws_take,ws_last,ws_mma\n");
     static const char* kType[] = {"stats", "conv", "zero"};
     for (std::size_t t = 0; t < n; ++t) {
       const unsigned long long* r = &h[kTimelineWords * t];
       const int4 it = plan_.items[t];
-      std::fprintf(f, "%zu,%s,%d,%d,%d,%llu,%llu,%lld,%lld,%lld,%lld,%lld\n", t, kType[it.x], it.y, it.z, it.w, r[kTlWhere] >> 32,
-                   r[kTlWhere] & 0xffffffffull, rel(r[kTlStart]), rel(r[kTlStats]), rel(r[kTlFill]), rel(r[kTlMma]), rel(r[kTlEnd]));
+      std::fprintf(f, "%zu,%s,%d,%d,%d,%llu,%llu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", t, kType[it.x], it.y, it.z, it.w,
+                   r[kTlWhere] >> 32, r[kTlWhere] & 0xffffffffull, rel(r[kTlStart]), rel(r[kTlStats]), rel(r[kTlFill]), rel(r[kTlMma]),
+                   rel(r[kTlEnd]), rel(r[kTlWsPair0]), rel(r[kTlWsTake]), rel(r[kTlWsLast]), rel(r[kTlWsMma]));
     }
     for (int b = 0; b < grid_; ++b) {
       const unsigned long long* r = &h[blocks0 + kTimelineBlockWords * b];
-      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld\n", b, rel(r[kTlEntry]), rel(r[kTlSetup]),
+      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld,-1,-1,-1,-1\n", b, rel(r[kTlEntry]), rel(r[kTlSetup]),
                    rel(r[kTlSetupBarrier]), rel(r[kTlExit]));
     }
     // The statistics kernel's blocks (v82): entry as start, exit as end, from the same origin
     // (the main kernel's first block entry; they start before it, so mostly negative).
     const std::size_t pre0 = blocks0 + kTimelineBlockWords * static_cast<std::size_t>(grid_);
     for (int b = 0; b < prestats_blocks_; ++b)
-      std::fprintf(f, "-1,prestats,0,0,0,0,%d,%lld,-1,-1,-1,%lld\n", b, rel(h[pre0 + 2 * b]), rel(h[pre0 + 2 * b + 1]));
+      std::fprintf(f, "-1,prestats,0,0,0,0,%d,%lld,-1,-1,-1,%lld,-1,-1,-1,-1\n", b, rel(h[pre0 + 2 * b]), rel(h[pre0 + 2 * b + 1]));
     std::fclose(f);
   }
 

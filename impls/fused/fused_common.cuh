@@ -95,10 +95,11 @@ constexpr int kWsFillRotMask = MTABENCH_WS_FILL_ROT_MASK;
 static_assert(kWsFillRotMask >= 0 && kWsFillRotMask <= 7, "MTABENCH_WS_FILL_ROT_MASK is three bits");
 
 // Item timeline, for tools/gpu-timeline.sh only (never set in a normal build: 0 compiles to the
-// normal kernel): thread 0 of each block of the ticket-loop kernel (not the warp-specialised one)
-// stamps %globaltimer into p.timeline at each item's start and end, and, in the few-heads conv
-// item, after its statistics, its fill and its contraction; also each block's entry, set-up
-// and exit.
+// normal kernel): thread 0 of each block of the ticket-loop kernel stamps %globaltimer into
+// p.timeline at each item's start and end, and, in the few-heads conv item, after its
+// statistics, its fill and its contraction; also each block's entry, set-up and exit. The
+// warp-specialised kernel stamps its producer's and its consumers' steps apart
+// (timeline_ticket_mark; the slots in fused_params.h).
 // (The switch and the row layout are in fused_params.h, which the host code shares.)
 __device__ __forceinline__ unsigned long long globaltimer_ns() {
   unsigned long long t;
@@ -125,6 +126,26 @@ __device__ __forceinline__ void timeline_mark(int slot) {
 #if MTABENCH_FUSED_TIMELINE
   if (threadIdx.x == 0 && tl_row) tl_row[slot] = globaltimer_ns();
 #else
+  (void)slot;
+#endif
+}
+
+// The calling thread stamps slot `slot` of ticket `ticket`'s row (the warp-specialised kernel,
+// whose two teams stamp the same item at different times); kTlWhere gets this block's SM and
+// index instead of a time.
+__device__ __forceinline__ void timeline_ticket_mark(const FusedParams& p, unsigned ticket, int slot) {
+#if MTABENCH_FUSED_TIMELINE
+  if (!p.timeline) return;
+  unsigned long long v = globaltimer_ns();
+  if (slot == kTlWhere) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    v = static_cast<unsigned long long>(sm) << 32 | blockIdx.x;
+  }
+  p.timeline[static_cast<long long>(kTimelineWords) * ticket + slot] = v;
+#else
+  (void)p;
+  (void)ticket;
   (void)slot;
 #endif
 }

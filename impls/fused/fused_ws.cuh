@@ -156,8 +156,11 @@ __device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, i
 // items handed over (v141; v42-v139 also handed stats items over pair 0's barriers).
 struct WsShared {
   unsigned long long full[kWsMaxPairs], empty[kWsMaxPairs];
-  int4 slot;       // the conv item handed over {b, band, tile, 0} (in the tile); x < 0: no more
+  int4 slot;       // the conv item handed over {b, band, tile, 0 or, timeline build, its ticket}; x < 0: no more
   int4 next_item;  // the producer's next ticket's item; x < 0: none left
+#if MTABENCH_FUSED_TIMELINE
+  unsigned next_ticket;  // next_item's ticket (the timeline's row)
+#endif
 };
 
 template <class T>
@@ -167,14 +170,26 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
   const auto take_next = [&p, &sh] {
     const unsigned t = atomicAdd(p.ticket, 1u);
     sh.next_item = t < static_cast<unsigned>(p.n_items) ? p.items[t] : make_int4(-1, 0, 0, 0);
+#if MTABENCH_FUSED_TIMELINE
+    sh.next_ticket = t;
+#endif
   };
   unsigned handed = 0;  // conv items handed over so far: every pair's phase parity
   if (threadIdx.x == kProducerThreads - 1) take_next();
   team_sync<kProducerThreads>();
   for (;;) {
     const int4 cur = sh.next_item;
+#if MTABENCH_FUSED_TIMELINE
+    const unsigned ticket = sh.next_ticket;  // the item's timeline row, handed on in the slot's w
+#else
+    constexpr unsigned ticket = 0;
+#endif
     team_sync<kProducerThreads>();  // also: every thread is done with the last item's statistics
     if (cur.x < 0) break;
+    if (kTimeline && threadIdx.x == 0) {
+      timeline_ticket_mark(p, ticket, kTlWhere);
+      timeline_ticket_mark(p, ticket, kTlStart);
+    }
     if (threadIdx.x == kProducerThreads - 1) take_next();
     const long long last = min(static_cast<long long>(cur.z + 1) * p.R, p.S);
     // v141: no stats items: since v139 the statistics kernel runs ahead of this kernel in every
@@ -186,16 +201,21 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       // thread 127's take_next (tile_stats ends with one; fused_kernel has a __syncthreads after
       // every item).
       team_sync<kProducerThreads>();
+      if (kTimeline && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlEnd);
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
       tile_stats<T, -1, kProducerThreads, 8>(p, smem, cur.y, i0);  // 5.5 pairs a thread at k 7 heads 32
+      if (kTimeline && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlStats);
       for (int gp = 0; gp < G2; ++gp) {
         // The consumers are done with the last item's pair (and, for pair 0, its slot).
         mbar_wait(&sh.empty[gp], (handed & 1u) ^ 1u);
+        if (kTimeline && gp == 0 && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlFill);
         fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
-        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, 0);
+        if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, static_cast<int>(ticket));
         mbar_arrive(&sh.full[gp]);
+        if (kTimeline && gp == 0 && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlWsPair0);
       }
+      if (kTimeline && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlMma);
       ++handed;
     }
   }
@@ -224,12 +244,16 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     mbar_wait(&sh.full[0], handed & 1u);
     const int4 it = sh.slot;
     if (it.x < 0) break;
+    // The timeline's stamps (a timeline build only): the first consumer thread, it.w the ticket.
+    const bool stamp = kTimeline && threadIdx.x == kProducerThreads;
+    if (stamp) timeline_ticket_mark(p, it.w, kTlWsTake);
     float acc[ROWS][N / 2];
     bias_acc(acc, bias_r);
     unsigned a[kWsSets][kWsColumns][4];  // the fragment sets, rotating on across the chunk pairs (v115)
     #pragma unroll 1
     for (int gp = 0; gp < G2; ++gp) {
       if (gp > 0) mbar_wait(&sh.full[gp], handed & 1u);
+      if (stamp && gp == G2 - 1) timeline_ticket_mark(p, it.w, kTlWsLast);
       rs_window_row<T, NT, KT, kWsColumns, 0, 0>(acc, a, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
                                                  b_lo0 + static_cast<unsigned>(gp * bstep),
                                                  static_cast<unsigned>(G2 * bstep), b_u, hi);
@@ -238,8 +262,10 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
       mbar_arrive(&sh.empty[gp]);
     }
     wgmma_wait<0>();
+    if (stamp) timeline_ticket_mark(p, it.w, kTlWsMma);
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
     store_ws_rows<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_stage);
+    if (stamp) timeline_ticket_mark(p, it.w, kTlEnd);
   }
 #endif
 }
@@ -249,6 +275,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) fused_kernel_ws(const FusedPara
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) char smem[];
   __shared__ WsShared sh;
+  timeline_block_mark(p, kTlEntry);
   if (threadIdx.x < kThreads) setup_block<T, true, true>(p, smem);
   if (threadIdx.x == 0)
     for (int gp = 0; gp < (p.Cp >> 4); ++gp) {
@@ -259,7 +286,9 @@ __global__ void __launch_bounds__(kWsThreads, 1) fused_kernel_ws(const FusedPara
   // v132: behind the statistics kernel (p.prestats, always with this kernel now), as fused_kernel
   // waits: the set-up above reads only the weights and the bias.
   if (p.prestats) asm volatile("griddepcontrol.wait;" ::: "memory");
+  timeline_block_mark(p, kTlSetup);
   __syncthreads();
+  timeline_block_mark(p, kTlSetupBarrier);
   if (threadIdx.x < kProducerThreads) {
     regs_dec<kProducerRegs>();
     ws_produce<T>(p, smem, sh);
@@ -268,6 +297,7 @@ __global__ void __launch_bounds__(kWsThreads, 1) fused_kernel_ws(const FusedPara
     ws_consume<T, NT, KT>(p, smem, sh);
   }
   __syncthreads();
+  timeline_block_mark(p, kTlExit);
   reset_if_last<kWsThreads>(p);
 #else
   __trap();  // never planned without sm_90a (make_plan's wgmma_ok)

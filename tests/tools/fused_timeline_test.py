@@ -5,7 +5,9 @@ item (1-3 us) then a conv item (4-8 us, no phase stamps); one ticket never stamp
 has start-up stamps; two blocks of v82's statistics kernel before them. Checks the statistics
 kernel's lines (and, in a second file, main blocks entering beside it), the span, the start-up
 line, the first conv start, the latencies, the phases, the gaps between a block's items, the slot
-time, the tail and one bin; and that a file without stamps is an error, not a report.
+time, the tail and one bin; and that a file without stamps is an error, not a report. Then a
+warp-specialised timeline (WS_ROWS: the producer's and the consumers' stamps apart): the phase
+medians, the consumers' slot-time split and what their producer did while they waited.
 Usage: fused_timeline_test.py TOOLS/fused_timeline.py"""
 import os
 import subprocess
@@ -27,6 +29,26 @@ BLOCKS = [(0, 0, -1, -1, 10 * US), (1, 500, 700, 800, 9 * US)]
 
 # The statistics kernel's blocks (block, entry, exit), before the main kernel's first entry.
 PRESTATS = [(0, -3 * US, -2 * US), (1, -2500, -1 * US)]
+
+
+# The warp-specialised kernel (fused_params.h's kTlWs* slots), one block, entry 0, set-up barrier
+# 1 us, exit 20 us: conv (producer 1-4, consumers 3-7), zero (producer 4-8), conv (producer 8-11,
+# consumers 10-14). ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end,
+# ws_pair0,ws_take,ws_last,ws_mma.
+WS_ROWS = [
+    (0, "conv", 0, 0, 0, 0, 0, 1 * US, 2 * US, 2 * US, 4 * US, 7 * US, 3 * US, 3 * US, 4 * US, 6 * US),
+    (1, "zero", 0, 0, 0, 0, 0, 4 * US, -1, -1, -1, 8 * US, -1, -1, -1, -1),
+    (2, "conv", 0, 1, 0, 0, 0, 8 * US, 9 * US, 9 * US, 11 * US, 14 * US, 10 * US, 10 * US, 11 * US, 13 * US),
+]
+
+
+def write_ws(path):
+    with open(path, "w") as f:
+        f.write("# wgmma-ws made-up grid=1\n")
+        f.write("ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end,ws_pair0,ws_take,ws_last,ws_mma\n")
+        for r in WS_ROWS:
+            f.write(",".join(str(x) for x in r) + "\n")
+        f.write(f"-1,block,0,0,0,0,0,0,0,{US},-1,{20 * US},-1,-1,-1,-1\n")
 
 
 def write(path, rows, blocks, prestats=()):
@@ -100,6 +122,22 @@ def main():
         write(empty, [(0, "conv", 0, 0, 0, 0, 0, -1, -1, -1, -1, -1)], BLOCKS)
         rc, out = run(tool, empty)
         expect(rc != 0 and "no stamped items" in out, "a file without stamps is an error", out)
+
+        ws = os.path.join(d, "ws.csv")
+        write_ws(ws)
+        rc, out = run(tool, ws, "--bins", "2")
+        expect(rc == 0, f"exit status {rc} on a warp-specialised file", out)
+        expect("    statistics (ticket taken to statistics in)        1.00 [1.00-1.00]" in out, "ws statistics 1 us", out)
+        expect("    zero item (producer only)                         4.00 [4.00-4.00]   (1 items)" in out, "ws zero item", out)
+        expect("    y stores                                          1.00 [1.00-1.00]" in out, "ws stores 1 us", out)
+        # Consumers: items 4 + 4 us, before the first 3 - 1 = 2 us, between 10 - 7 = 3 us, after
+        # the last 20 - 14 = 6 us, of 20.
+        expect("consumers' slot time (1 blocks x 20.00 us): items 40.0% (their own waits on later pairs included), "
+               "waiting before the first item 10.0%, between items 15.0%, after the last 30.0%" in out, "ws slot split", out)
+        # The wait 7-10 us: the zero item until 8, the statistics 8-9, pair 0's fill 9-10.
+        expect("zero item 33.3%, statistics 33.3%, empty wait 0.0%, fill pair 0 33.3%, producer loop 0.0%, other 0.0%" in out,
+               "ws wait causes", out)
+        expect("waits after a zero item           1 items, median 3.00 us" in out, "ws waits after a zero item", out)
 
     for f in fails:
         print("FAIL:", f)
