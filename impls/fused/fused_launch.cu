@@ -4,6 +4,7 @@
 #include "impls/fused/fused_prestats_stream.cuh"
 #include "impls/fused/instances/instances.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -98,9 +99,18 @@ int prepare_kernel(const FusedPlan& plan, DType dtype) {
   return blocks;
 }
 
+// A probe, never set in a normal build: the streaming statistics kernel on at most this many
+// SMs (0: all). Its timeline (tools/gpu-timeline.sh) then says how fast a few SMs stream the
+// triangle: whether the kernel could run beside the warp-specialised one on a few SMs instead of
+// ahead of it on all (JOURNAL.md, forty-eighth session).
+#ifndef MTABENCH_PRESTATS_STREAM_BLOCKS
+#define MTABENCH_PRESTATS_STREAM_BLOCKS 0
+#endif
+
 int prestats_blocks(const FusedParams& p, DType dtype) {
   if (!p.prestats) return 0;
-  if (launched_fold(p, dtype) == PrestatsFold::stream) return p.sms;  // v138: one block an SM, persistent
+  if (launched_fold(p, dtype) == PrestatsFold::stream)  // v138: one block an SM, persistent
+    return MTABENCH_PRESTATS_STREAM_BLOCKS > 0 ? std::min(p.sms, MTABENCH_PRESTATS_STREAM_BLOCKS) : p.sms;
   const long long warps = static_cast<long long>(p.B) * p.C * p.S;  // one a (batch, channel, row)
   return static_cast<int>((warps * 32 + kPrestatsThreads - 1) / kPrestatsThreads);
 }
