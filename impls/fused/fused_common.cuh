@@ -130,19 +130,19 @@ __device__ __forceinline__ void timeline_mark(int slot) {
 #endif
 }
 
-// The calling thread stamps slot `slot` of ticket `ticket`'s row (the warp-specialised kernel,
-// whose two teams stamp the same item at different times); kTlWhere gets this block's SM and
-// index instead of a time.
+// A ticket row's kTlWhere word: this block's SM and index.
+__device__ __forceinline__ unsigned long long timeline_where() {
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  return static_cast<unsigned long long>(sm) << 32 | blockIdx.x;
+}
+// The calling thread stamps slot `slot` of ticket `ticket`'s row with the time, or kTlWhere with
+// timeline_where() (the warp-specialised kernel, whose two teams stamp the same item at different
+// times).
 __device__ __forceinline__ void timeline_ticket_mark(const FusedParams& p, unsigned ticket, int slot) {
 #if MTABENCH_FUSED_TIMELINE
-  if (!p.timeline) return;
-  unsigned long long v = globaltimer_ns();
-  if (slot == kTlWhere) {
-    unsigned sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    v = static_cast<unsigned long long>(sm) << 32 | blockIdx.x;
-  }
-  p.timeline[static_cast<long long>(kTimelineWords) * ticket + slot] = v;
+  if (p.timeline)
+    p.timeline[static_cast<long long>(kTimelineWords) * ticket + slot] = slot == kTlWhere ? timeline_where() : globaltimer_ns();
 #else
   (void)p;
   (void)ticket;

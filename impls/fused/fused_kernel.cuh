@@ -282,9 +282,7 @@ __global__ void __launch_bounds__(kBlockThreads<MMA, NT, WG>, min_blocks<MMA, NT
 #if MTABENCH_FUSED_TIMELINE
     if (threadIdx.x == 0 && p.timeline && cur.x >= 0) {
       tl_row = p.timeline + static_cast<long long>(kTimelineWords) * next_ticket;
-      unsigned sm;
-      asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-      tl_row[kTlWhere] = static_cast<unsigned long long>(sm) << 32 | blockIdx.x;
+      tl_row[kTlWhere] = timeline_where();
       tl_row[kTlStart] = globaltimer_ns();
     }
 #endif
