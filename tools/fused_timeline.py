@@ -44,9 +44,14 @@ def us(ns):
     return ns / 1000.0
 
 
-def busy_in(items, lo, hi):
-    """Sum of the items' overlap with [lo, hi) in ns."""
-    return sum(max(0, min(i["end"], hi) - max(i["start"], lo)) for i in items)
+def overlap(a0, a1, b0, b1):
+    """Length of [a0, a1) within [b0, b1), in ns."""
+    return max(0, min(a1, b1) - max(a0, b0))
+
+
+def busy_in(items, lo, hi, start="start"):
+    """Sum of the items' overlap ([item[start], end)) with [lo, hi) in ns."""
+    return sum(overlap(lo, hi, i[start], i["end"]) for i in items)
 
 
 def report(path, bins, out):
@@ -141,10 +146,6 @@ def report(path, bins, out):
     return span
 
 
-def overlap(a0, a1, b0, b1):
-    return max(0, min(a1, b1) - max(a0, b0))
-
-
 def ws_report(p, conv, zeros, blocks, grid, span, bins):
     """The warp-specialised kernel (fused_ws.cuh; the slots in fused_params.h): the producer's
     and the consumers' time per item, and, for each wait of the consumers between two items, what
@@ -173,9 +174,9 @@ def ws_report(p, conv, zeros, blocks, grid, span, bins):
     per_block, zero_of = {}, {}
     for i in stamped:
         per_block.setdefault(i["block"], []).append(i)
+    zeros = [z for z in zeros if z["start"] >= 0 and z["end"] >= 0]
     for z in zeros:
-        if z["start"] >= 0 and z["end"] >= 0:
-            zero_of.setdefault(z["block"], []).append(z)
+        zero_of.setdefault(z["block"], []).append(z)
     acc = dict.fromkeys(("work", "wait_first", "wait_between", "after_last"), 0)
     cause = dict.fromkeys(("zero item", "statistics", "empty wait", "fill pair 0", "producer loop", "other"), 0)
     after_zero, plain = [], []
@@ -190,7 +191,7 @@ def ws_report(p, conv, zeros, blocks, grid, span, bins):
             acc["wait_first" if n == 0 else "wait_between"] += wait
             acc["work"] += i["end"] - i["ws_take"]
             if n > 0:
-                zo = sum(overlap(w0, w1, z["start"], z["end"]) for z in zs)
+                zo = busy_in(zs, w0, w1)
                 ph = {"zero item": zo, "statistics": overlap(w0, w1, i["start"], i["stats"]),
                       "empty wait": overlap(w0, w1, i["stats"], i["fill"]), "fill pair 0": overlap(w0, w1, i["fill"], i["ws_pair0"])}
                 loop = overlap(w0, w1, prev_mma, i["start"]) - zo if prev_mma is not None else 0
@@ -216,8 +217,8 @@ def ws_report(p, conv, zeros, blocks, grid, span, bins):
     p(f"  by time ({bins} bins of {us(w):.2f} us): consumers in items, producers in zero items")
     for k in range(bins):
         lo, hi = k * w, (k + 1) * w
-        c = sum(overlap(lo, hi, i["ws_take"], i["end"]) for i in stamped) / (grid * w)
-        z = sum(overlap(lo, hi, z["start"], z["end"]) for z in zeros if z["start"] >= 0) / (grid * w)
+        c = busy_in(stamped, lo, hi, start="ws_take") / (grid * w)
+        z = busy_in(zeros, lo, hi) / (grid * w)
         p(f"    {k:3d} {us(lo):8.2f} {100 * c:5.1f}% {100 * z:5.1f}%")
 
 

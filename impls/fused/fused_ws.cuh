@@ -186,10 +186,12 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
 #endif
     team_sync<kProducerThreads>();  // also: every thread is done with the last item's statistics
     if (cur.x < 0) break;
-    if (kTimeline && threadIdx.x == 0) {
-      timeline_ticket_mark(p, ticket, kTlWhere);
-      timeline_ticket_mark(p, ticket, kTlStart);
-    }
+    // The timeline's stamps (a timeline build only): the producer's thread 0.
+    const auto stamp = [&p, ticket](int slot) {
+      if (kTimeline && threadIdx.x == 0) timeline_ticket_mark(p, ticket, slot);
+    };
+    stamp(kTlWhere);
+    stamp(kTlStart);
     if (threadIdx.x == kProducerThreads - 1) take_next();
     const long long last = min(static_cast<long long>(cur.z + 1) * p.R, p.S);
     // v141: no stats items: since v139 the statistics kernel runs ahead of this kernel in every
@@ -201,21 +203,21 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
       // thread 127's take_next (tile_stats ends with one; fused_kernel has a __syncthreads after
       // every item).
       team_sync<kProducerThreads>();
-      if (kTimeline && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlEnd);
+      stamp(kTlEnd);
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
       tile_stats<T, -1, kProducerThreads, 8>(p, smem, cur.y, i0);  // 5.5 pairs a thread at k 7 heads 32
-      if (kTimeline && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlStats);
+      stamp(kTlStats);
       for (int gp = 0; gp < G2; ++gp) {
         // The consumers are done with the last item's pair (and, for pair 0, its slot).
         mbar_wait(&sh.empty[gp], (handed & 1u) ^ 1u);
-        if (kTimeline && gp == 0 && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlFill);
+        if (gp == 0) stamp(kTlFill);
         fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
         if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, static_cast<int>(ticket));
         mbar_arrive(&sh.full[gp]);
-        if (kTimeline && gp == 0 && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlWsPair0);
+        if (gp == 0) stamp(kTlWsPair0);
       }
-      if (kTimeline && threadIdx.x == 0) timeline_ticket_mark(p, ticket, kTlMma);
+      stamp(kTlMma);
       ++handed;
     }
   }
