@@ -18,18 +18,24 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
 // A team: NTHR threads from thread FIRST. The whole block (NTHR = kThreads, FIRST = 0) or, in
-// the warp-specialised kernel (fused_ws.cuh), its producer warp group (threads 0-127) or its
-// consumers (from thread 128), each on a named barrier of its own while the other side goes on.
-// (So a team of kThreads from thread 0 is the block: none exists in the 384-thread kernel.)
+// the warp-specialised kernel (fused_ws.cuh), its producer (threads 0-255 since v151), each on
+// a named barrier of its own while the consumers go on.
+// (So a team of kThreads from thread 0 is the block: v151's 512-thread kernel, whose producer
+// is such a team, names its barrier instead: bar_sync, kWsProducerBarrier.)
 // The few-heads kernel's whole block (kFewThreads from thread 0) takes named barrier 1 with all
 // of its threads: the same barrier as __syncthreads, by another id.
 template <int NTHR, int FIRST>
 constexpr int kTeamBarrier = NTHR == kThreads && FIRST == 0 ? 0 : FIRST == 0 ? 1 : 2;
+// Named barrier BAR for NTHR threads (0: __syncthreads).
+template <int BAR, int NTHR>
+__device__ __forceinline__ void bar_sync() {
+  if constexpr (BAR == 0) __syncthreads();
+  else asm volatile("bar.sync %0, %1;\n" ::"n"(BAR), "n"(NTHR) : "memory");
+}
 // The team's barrier.
 template <int NTHR, int FIRST = 0>
 __device__ __forceinline__ void team_sync() {
-  if constexpr (kTeamBarrier<NTHR, FIRST> == 0) __syncthreads();
-  else asm volatile("bar.sync %0, %1;\n" ::"n"(kTeamBarrier<NTHR, FIRST>), "n"(NTHR) : "memory");
+  bar_sync<kTeamBarrier<NTHR, FIRST>, NTHR>();
 }
 // The team's barrier, returning whether any of its threads passed true (the barrier's own
 // reduction: no shared variable written by one thread and read by the others after it).

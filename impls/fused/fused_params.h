@@ -116,7 +116,7 @@ struct FusedParams {
   // serves; the kernel's K is then a template constant.
   int wgmma_rs;
   // ws (v41; wgmma_rs with 4 n-tiles, heads_in 32-64, seq a multiple of 8, shared statistics):
-  // the warp-specialised kernel (fused_ws.cuh), `threads` a block (384; otherwise 256).
+  // the warp-specialised kernel (fused_ws.cuh), `threads` a block (512; otherwise 256).
   int ws, threads;
   int CG;      // fp32 path: channels per probability tile
   int w_global;  // fp32 path: weights read from global memory (too many for shared memory)

@@ -259,7 +259,7 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
     p.wgmma = 1;
     p.wgmma_rs = rs;
     p.ws = ws;
-    if (ws) p.threads = 384;  // kWsThreads
+    if (ws) p.threads = 512;  // kWsThreads (v151; 384 before)
     fits = true;
   } else if (plan.mma) {
     fits = search();

@@ -305,7 +305,9 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* flag) {
 // a channel >= C (its raw scores are 0, so its probability is 1 and meets a zero weight); once
 // per row and channel here instead of once per fill task (each of a row's vectors took four
 // log2s: v20's fill).
-template <class T, int MBW = 0, int NTHR = kThreads, int K = 1>
+// BAR: the team's barrier at the end (v151: the warp-specialised producer's 256 threads are a
+// team of kThreads that is not the block, so they name barrier 1).
+template <class T, int MBW = 0, int NTHR = kThreads, int K = 1, int BAR = kTeamBarrier<NTHR, 0>>
 __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0) {
   constexpr bool MB = MBW != 0;
   float2* st = reinterpret_cast<float2*>(smem + p.sm_stats);
@@ -384,7 +386,7 @@ __device__ void tile_stats(const FusedParams& p, char* smem, int b, long long i0
       }
     }
   }
-  team_sync<NTHR>();
+  bar_sync<BAR, NTHR>();
 }
 
 }  // namespace mtabench::fused

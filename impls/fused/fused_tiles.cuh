@@ -455,24 +455,37 @@ __device__ __forceinline__ void fill8_store(const FusedParams& p, const float* m
 // blocks an SM, k 5 heads 16's) too, at 12/12 bytes of spills in the register-A one (−2.2%;
 // v40, one task at a time there, +0.1%). JOURNAL.md v40 and v40b.
 // Tasks tid, tid + NTHR, ... of [0, tasks), task t at slot_of(t): fill8's whole tile (NTHR =
-// kThreads) or the warp-specialised producer's chunk pair (fused_ws.cuh, NTHR = 128).
-template <class T, int NTHR, int ROT_MASK = 7, class SlotOf>
+// kThreads) or the warp-specialised producer's chunk pair (fused_ws.cuh, NTHR = 256 since v151).
+// PER_ROUND: tasks a thread loads before their math (v151: 1 for the warp-specialised producer
+// at 64 registers, whose two warp groups keep as many loads in flight).
+template <class T, int NTHR, int ROT_MASK = 7, class SlotOf, int PER_ROUND = 2>
 __device__ __forceinline__ void fill8_tasks_of(const FusedParams& p, const float* mbs, char* tile, int b,
                                                long long i0, long long j0, int tid, int tasks, SlotOf slot_of) {
-  #pragma unroll 1
-  for (int task = tid; task < tasks; task += 2 * NTHR) {
-    const Fill8Slot at = slot_of(task);
-    uint4 raw[8];
-    const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
-    // The second task's loads predicated, not branched around: behind a branch ptxas merged them
-    // with the second task's stores, after the first task's math.
-    const int task2 = task + NTHR;
-    const bool two = task2 < tasks;
-    const Fill8Slot at2 = slot_of(two ? task2 : task);
-    uint4 raw2[8];
-    const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
-    fill8_store<T, ROT_MASK>(p, mbs, tile, task, at, n, raw);
-    if (two) fill8_store<T, ROT_MASK>(p, mbs, tile, task2, at2, n2, raw2);
+  static_assert(PER_ROUND == 1 || PER_ROUND == 2, "one or two tasks a round");
+  if constexpr (PER_ROUND == 1) {
+    #pragma unroll 1
+    for (int task = tid; task < tasks; task += NTHR) {
+      const Fill8Slot at = slot_of(task);
+      uint4 raw[8];
+      const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
+      fill8_store<T, ROT_MASK>(p, mbs, tile, task, at, n, raw);
+    }
+  } else {  // not a return above: nvcc then warns the loop below unreachable (#128-D)
+    #pragma unroll 1
+    for (int task = tid; task < tasks; task += 2 * NTHR) {
+      const Fill8Slot at = slot_of(task);
+      uint4 raw[8];
+      const int n = fill8_load<T>(p, b, i0, j0, at, true, raw);
+      // The second task's loads predicated, not branched around: behind a branch ptxas merged
+      // them with the second task's stores, after the first task's math.
+      const int task2 = task + NTHR;
+      const bool two = task2 < tasks;
+      const Fill8Slot at2 = slot_of(two ? task2 : task);
+      uint4 raw2[8];
+      const int n2 = fill8_load<T>(p, b, i0, j0, at2, two, raw2);
+      fill8_store<T, ROT_MASK>(p, mbs, tile, task, at, n, raw);
+      if (two) fill8_store<T, ROT_MASK>(p, mbs, tile, task2, at2, n2, raw2);
+    }
   }
 }
 

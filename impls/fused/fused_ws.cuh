@@ -1,14 +1,15 @@
 #pragma once
 // v41: the warp-specialised register-A kernel (JOURNAL.md, "Next for many heads"). v35 showed
 // that fill work folded into the contracting warps does not overlap their wgmmas (all eight warps
-// run each pass in step), so here other warps do it. 384 threads: warp group 0 is the producer
-// (tickets, zero items, and each conv item's statistics and fill), warp groups 1 and 2 the
-// consumers (the contraction of 8 output rows each, then y's stores, since v45 through a
+// run each pass in step), so here other warps do it. 512 threads (v41-v150: 384, the producer one
+// warp group): warp groups 0 and 1 are the producer (tickets, zero items, and each conv item's
+// statistics and fill), warp groups 2 and 3 the consumers (the contraction of 8 output rows
+// each, then y's stores, since v45 through a
 // staging space per warp after the tile (store_ws_rows); v42-v139 also the stats items, handed
 // over by the producer in ticket order: since v139 the statistics kernel runs ahead instead).
 // The pipeline's buffers are the probability tile's chunk pairs (16 channels, 2 cstride bytes
 // each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
-// the consumers contract a later pair of item n. Per pair an mbarrier `full` (the producer's 128
+// the consumers contract a later pair of item n. Per pair an mbarrier `full` (the producer's 256
 // threads arrive once the pair is written) and `empty` (the consumers' 256 arrive once their
 // ldmatrix reads of it are done). The contraction reads the tile by ldmatrix (the generic proxy)
 // and the weights, written once, through the async proxy. Items are taken in ticket order by the
@@ -17,18 +18,22 @@
 
 namespace mtabench::fused {
 
-constexpr int kWsThreads = 384, kProducerThreads = 128;
-// The two teams' barriers (team_sync, team_any): named barriers 1 and 2, never barrier 0, which
-// would wait for all 384 threads.
-static_assert(kTeamBarrier<kProducerThreads, 0> == 1 &&
-                  kTeamBarrier<kWsThreads - kProducerThreads, kProducerThreads> == 2,
-              "the warp-specialised kernel's teams need named barriers of their own");
+// v151: the producer as two warp groups (v41-v150: one, 384 threads), to hide more of its
+// fill's latency (long scoreboard and waits were 55% of its stalls); the consumers are warp
+// groups 2 and 3.
+constexpr int kWsThreads = 512, kProducerThreads = 256;
+constexpr int kProducerGroups = kProducerThreads / 128;
+// The producer team's barrier: named barrier 1 (kTeamBarrier<256, 0> would be __syncthreads,
+// which waits for all 512 threads). The consumers use none.
+constexpr int kWsProducerBarrier = 1;
+__device__ __forceinline__ void producer_sync() { bar_sync<kWsProducerBarrier, kProducerThreads>(); }
 constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
-// Registers after setmaxnreg: 384 x 168 at launch = 128 x 104 (producer) + 256 x 200.
-constexpr int kProducerRegs = 104, kConsumerRegs = 200;
+// Registers after setmaxnreg: 512 x 128 at launch = 256 x 64 (producer) + 256 x 192 (v41-v150:
+// 384 x 168 = 128 x 104 + 256 x 200). At 64 the producer's fill takes one task a round.
+constexpr int kProducerRegs = 64, kConsumerRegs = 192;
 // setmaxnreg.inc waits until the registers are free in the block's pool, which holds what the
-// launch gave (65536 / 384 rounded down to 8: 168 a thread): asking for more hangs the consumers
-// (v116's 96/208 did, thirty-sixth session).
+// launch gave (65536 / 512 rounded down to 8: 128 a thread; at 384 threads 168): asking for more
+// hangs the consumers (v116's 96/208 at 384 threads did, thirty-sixth session).
 static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads) * kConsumerRegs <=
                   kWsThreads * (65536 / kWsThreads / 8 * 8),
               "the teams' registers after setmaxnreg must fit in what the launch allocated");
@@ -149,7 +154,8 @@ __device__ void fill8_pair(const FusedParams& p, const float* mbs, char* tile, i
     const int rest = task / nv;
     return Fill8Slot{rest >> 1, task - rest * nv, 2 * gp + (rest & 1)};
   };
-  fill8_tasks_of<T, kProducerThreads, kWsFillRotMask>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks, slot_of);
+  fill8_tasks_of<T, kProducerThreads, kWsFillRotMask, decltype(slot_of), 1>(p, mbs, tile, b, i0, j0, threadIdx.x, tasks,
+                                                                             slot_of);
 }
 
 // The shared state of the pipeline (static shared memory). Every pair's phases count the conv
@@ -176,7 +182,7 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
   };
   unsigned handed = 0;  // conv items handed over so far: every pair's phase parity
   if (threadIdx.x == kProducerThreads - 1) take_next();
-  team_sync<kProducerThreads>();
+  producer_sync();
   for (;;) {
     const int4 cur = sh.next_item;
 #if MTABENCH_FUSED_TIMELINE
@@ -184,7 +190,7 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
 #else
     constexpr unsigned ticket = 0;
 #endif
-    team_sync<kProducerThreads>();  // also: every thread is done with the last item's statistics
+    producer_sync();  // also: every thread is done with the last item's statistics
     if (cur.x < 0) break;
     // The timeline's stamps (a timeline build only): the producer's thread 0.
     const auto stamp = [&p, ticket](int slot) {
@@ -200,13 +206,14 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
     if (cur.x == kZeroItem) {
       zero_item<T, kProducerThreads, true>(p, cur.y, cur.z, cur.w, static_cast<int>((last + p.TJ - 1) / p.TJ));
       // zero_item has no barrier of its own, and the loop's next read of next_item must wait for
-      // thread 127's take_next (tile_stats ends with one; fused_kernel has a __syncthreads after
+      // thread 255's take_next (tile_stats ends with one; fused_kernel has a __syncthreads after
       // every item).
-      team_sync<kProducerThreads>();
+      producer_sync();
       stamp(kTlEnd);
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
-      tile_stats<T, -1, kProducerThreads, 8>(p, smem, cur.y, i0);  // 5.5 pairs a thread at k 7 heads 32
+      // 2.75 pairs a thread at k 7 heads 32, in one round of 4.
+      tile_stats<T, -1, kProducerThreads, 4, kWsProducerBarrier>(p, smem, cur.y, i0);
       stamp(kTlStats);
       for (int gp = 0; gp < G2; ++gp) {
         // The consumers are done with the last item's pair (and, for pair 0, its slot).
@@ -232,7 +239,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8;
   const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-  const int r0 = (warp_group() - 1) * ROWS;
+  const int r0 = (warp_group() - kProducerGroups) * ROWS;
   const unsigned tile_addr = smem_u32(smem + p.sm_p), w_addr = smem_u32(smem + p.sm_w);
   const unsigned y_stage = smem_u32(smem + p.sm_y) + ((threadIdx.x - kProducerThreads) >> 5) * kWsStageWarpBytes;
   const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;

@@ -90,7 +90,7 @@ void check_plan(const Workload& w, bool wgmma_ok = false) {
       EXPECT_LE(p.Cp / 16, 4);
       EXPECT_EQ(p.S % 8, 0);
       EXPECT_EQ(p.local_stats, 0);
-      EXPECT_EQ(p.threads, 384);
+      EXPECT_EQ(p.threads, 512);  // v151
       EXPECT_EQ(p.yhp, 0);
       // v45: the consumers' y staging, a space of its own after the tile (which is the next
       // item's while they store), 16-byte aligned for stmatrix and the chunk loads.
