@@ -43,7 +43,11 @@ struct Layout {
   static constexpr int bytes = a_bytes + b_bytes;
 };
 
-template <int N, bool RS, int G>
+// WIN > 0 (RS, N 32 only): instead of uniform groups, the warp-specialised consumers' stream at
+// k 7 (rs_window_columns with WIN window columns a commit group): per pass, tile rows rr = 0..13,
+// each one commit group of WIN x (taps u with 0 <= rr - u < 8) wgmmas into sets rr - u: 2-14
+// HGMMAs a group at WIN 2, 112 a pass.
+template <int N, bool RS, int G, int WIN = 0>
 __global__ void __launch_bounds__(384, 1) rate_kernel(int iter, int w, long long* cycles, float* sink) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(128) unsigned char smem[];
@@ -74,18 +78,33 @@ __global__ void __launch_bounds__(384, 1) rate_kernel(int iter, int w, long long
   asm volatile("bar.sync 1, %0;" ::"r"(w * 128));  // the active warp groups start together
   const long long t0 = clock64();
   for (int it = 0; it < iter; ++it) {
+    if constexpr (WIN > 0) {
+      static_assert(RS && S == 8, "the window stream: register A, 8 output rows");
 #pragma unroll
-    for (int grp = 0; grp < S / G; ++grp) {
-      mtabench::fused::wgmma_fence();
+      for (int rr = 0; rr < 14; ++rr) {
+        mtabench::fused::wgmma_fence();
 #pragma unroll
-      for (int g = 0; g < G; ++g) {
-        if constexpr (RS)
-          mtabench::fused::wgmma_rs_m64k16<__nv_bfloat16, N>(acc[grp * G + g], a_r, b_desc);
-        else
-          mtabench::fused::wgmma_m64k16<__nv_bfloat16, N>(acc[grp * G + g], a_desc, b_desc);
+        for (int c = 0; c < WIN; ++c)
+#pragma unroll
+          for (int u = 0; u < 7; ++u)
+            if (rr - u >= 0 && rr - u < 8) mtabench::fused::wgmma_rs_m64k16<__nv_bfloat16, N>(acc[rr - u], a_r, b_desc);
+        mtabench::fused::wgmma_commit();
+        mtabench::fused::wgmma_wait<1>();
       }
-      mtabench::fused::wgmma_commit();
-      mtabench::fused::wgmma_wait<1>();
+    } else {
+#pragma unroll
+      for (int grp = 0; grp < S / G; ++grp) {
+        mtabench::fused::wgmma_fence();
+#pragma unroll
+        for (int g = 0; g < G; ++g) {
+          if constexpr (RS)
+            mtabench::fused::wgmma_rs_m64k16<__nv_bfloat16, N>(acc[grp * G + g], a_r, b_desc);
+          else
+            mtabench::fused::wgmma_m64k16<__nv_bfloat16, N>(acc[grp * G + g], a_desc, b_desc);
+        }
+        mtabench::fused::wgmma_commit();
+        mtabench::fused::wgmma_wait<1>();
+      }
     }
   }
   mtabench::fused::wgmma_wait<0>();
@@ -107,9 +126,13 @@ struct Result {
   double cycles_per_wgmma, macs_per_cycle;
 };
 
-template <int N, bool RS, int G>
+// wgmmas a warp group issues in one round of the kernel's loop (WIN: a pass of the window stream).
+template <int N, int G, int WIN>
+constexpr int kPerRound = WIN > 0 ? WIN * 56 : kSets<N>;
+
+template <int N, bool RS, int G, int WIN = 0>
 Result measure(int sms, int w, int iter) {
-  auto kernel = rate_kernel<N, RS, G>;
+  auto kernel = rate_kernel<N, RS, G, WIN>;
   const int bytes = Layout<N>::bytes;
   PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   long long* d_cycles = nullptr;
@@ -132,18 +155,19 @@ Result measure(int sms, int w, int iter) {
       lo = std::min(lo, c[(b * 3 + g) * 2]);
       hi = std::max(hi, c[(b * 3 + g) * 2 + 1]);
     }
-    per_sm.push_back(static_cast<double>(hi - lo) / (static_cast<double>(w) * iter * kSets<N>));
+    per_sm.push_back(static_cast<double>(hi - lo) / (static_cast<double>(w) * iter * kPerRound<N, G, WIN>));
   }
   std::nth_element(per_sm.begin(), per_sm.begin() + sms / 2, per_sm.end());
   const double cyc = per_sm[sms / 2];
   return {cyc, 64.0 * N * 16 / cyc};
 }
 
-template <int N, bool RS, int G>
+template <int N, bool RS, int G, int WIN = 0>
 void row(int sms, int iter) {
-  std::printf("%-3s N %-3d G %-2d", RS ? "RS" : "SS", N, G);
+  if constexpr (WIN > 0) std::printf("RS N %-3d k 7 window, %d columns a group", N, WIN);
+  else std::printf("%-3s N %-3d G %-2d", RS ? "RS" : "SS", N, G);
   for (int w = 1; w <= 3; ++w) {
-    const Result r = measure<N, RS, G>(sms, w, iter);
+    const Result r = measure<N, RS, G, WIN>(sms, w, WIN > 0 ? iter / 8 : iter);
     std::printf(" | W %d: %6.2f cyc/wgmma %6.0f MAC/cyc", w, r.cycles_per_wgmma, r.macs_per_cycle);
   }
   std::printf("\n");
@@ -176,5 +200,9 @@ int main(int argc, char** argv) {
   row<32, false, 4>(sms, iter);
   row<64, false, 4>(sms, iter);
   row<64, false, 2>(sms, iter);
+  // The warp-specialised consumers' own stream (v153's question: does one warp group alone keep
+  // the pipe as busy as two on it?).
+  row<32, true, 1, 1>(sms, iter);
+  row<32, true, 1, 2>(sms, iter);
   return 0;
 }
