@@ -15,7 +15,8 @@
 //           its share, one bulk group waited for at the end (v148's zero items)
 // Per block: REGION over the %globaltimer span from the block's first store to its last one
 // issued (and, for bulk, waited for), the median over blocks ("per SM"); and REGION x blocks
-// over the launch's time between CUDA events ("all", which includes the drain to memory). A
+// over the launch's time between CUDA events ("all", which includes the drain to L2; at 1 and 8
+// SMs the region fits in L2, so both are SM-to-L2 rates, as the fused kernel's per-SM ones are). A
 // warm-up launch, then the timed one. sm_90 (cp.async.bulk); elsewhere it says so and exits 2.
 // Usage: store-rate-probe [REGION_MIB]
 #define PROBE_NAME "store-rate-probe"
@@ -121,6 +122,12 @@ template <int P, int U>
 Rate measure(int blocks, int threads, long long region, char* d_out, unsigned long long* d_stamps) {
   auto kernel = store_kernel<P, U>;
   PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  int per_sm = 0;  // the premise of "an SM": one block an SM
+  PROBE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, kSmemBytes));
+  if (per_sm != 1) {
+    std::fprintf(stderr, PROBE_NAME ": %d blocks fit an SM, not 1\n", per_sm);
+    std::exit(1);
+  }
   cudaEvent_t e0, e1;
   PROBE_CHECK(cudaEventCreate(&e0));
   PROBE_CHECK(cudaEventCreate(&e1));
@@ -158,7 +165,8 @@ void row(const std::vector<int>& sm_counts, long long region, char* d_out, unsig
 }  // namespace
 
 int main(int argc, char** argv) {
-  const long long region = (argc > 1 ? std::atoll(argv[1]) : 4) << 20;
+  const long long mib = argc > 1 ? std::atoll(argv[1]) : 4;
+  const long long region = mib > 0 ? mib * (1ll << 20) : 0;
   int dev = 0;
   cudaDeviceProp prop{};
   PROBE_CHECK(cudaGetDevice(&dev));
@@ -180,7 +188,7 @@ int main(int argc, char** argv) {
   PROBE_CHECK(cudaMalloc(&d_stamps, sizeof(unsigned long long) * 2 * all));
   std::printf(PROBE_NAME ": %s, %d SMs; zeros over %lld MiB a block, one block an SM; \"an SM\": the median\n"
               "block's bytes over its %%globaltimer span (first store to last issued; bulk: to its wait);\n"
-              "\"all\": every block's bytes over the launch between CUDA events (with the drain)\n",
+              "\"all\": every block's bytes over the launch between CUDA events (with the drain to L2)\n",
               prop.name, all, region >> 20);
   row<kV4, 1>(sm_counts, region, d_out, d_stamps);
   row<kV4, 4>(sm_counts, region, d_out, d_stamps);

@@ -10,6 +10,9 @@
 // group's start to the last one's end (clock64), the median over SMs; MACs a cycle = 64 N 16 a
 // wgmma over that. Operand values are small random numbers (the tensor pipe's rate does not
 // depend on them, but zeros could be special-cased). Launch: a warm-up, then the timed one.
+// The last two rows (v153's question) replay the warp-specialised consumers' own k 7 stream
+// instead: ITER / 8 passes of tile rows 0..13, each a commit group of WIN x (taps landing in the
+// 8 output rows) wgmmas, 1-7 at WIN 1 and 2-14 at WIN 2 (56 WIN a pass), wait_group 1 after each.
 // sm_90a only (wgmma); elsewhere it says so and exits 2.
 // Usage: wgmma-rate-probe [ITER]
 #include "impls/fused/fused_wgmma.cuh"
@@ -167,7 +170,7 @@ void row(int sms, int iter) {
   if constexpr (WIN > 0) std::printf("RS N %-3d k 7 window, %d columns a group", N, WIN);
   else std::printf("%-3s N %-3d G %-2d", RS ? "RS" : "SS", N, G);
   for (int w = 1; w <= 3; ++w) {
-    const Result r = measure<N, RS, G, WIN>(sms, w, WIN > 0 ? iter / 8 : iter);
+    const Result r = measure<N, RS, G, WIN>(sms, w, WIN > 0 ? std::max(1, iter / 8) : iter);
     std::printf(" | W %d: %6.2f cyc/wgmma %6.0f MAC/cyc", w, r.cycles_per_wgmma, r.macs_per_cycle);
   }
   std::printf("\n");
@@ -188,8 +191,8 @@ int main(int argc, char** argv) {
   std::printf("wgmma-rate-probe: %s, %d SMs; per SM (median over SMs, one block an SM, clock64 from the\n"
               "first warp group's start to the last one's end; %d rounds a warp group of one wgmma\n"
               "m64nNk16 bf16 -> fp32 into each of 8 accumulator sets (4 at N 64) in commit groups of G,\n"
-              "wait_group 1 after each):\n",
-              prop.name, prop.multiProcessorCount, iter);
+              "wait_group 1 after each; the k 7 window rows: %d passes of 14 groups of 1-7 or 2-14):\n",
+              prop.name, prop.multiProcessorCount, iter, std::max(1, iter / 8));
   const int sms = prop.multiProcessorCount;
   row<16, true, 1>(sms, iter);
   row<16, true, 4>(sms, iter);
