@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# CPU test of tools/gpu-abba.sh (no GPU, no build): fake `cmake` and `ctest` on PATH, a fake
+# mtabench whose `run` hands back committed records (A's and B's set by the case) and whose
+# `compare` is the real one, so the script's reading of compare's verdict table is tested too.
+# Cases: A faster in both rounds (battery, timeline, whole suite), A the same (no battery, no
+# whole suite), A failing its smoke run (stops before timing), a budget too short for the
+# battery, and A and B the same tree (refused). Like every gpu-*.sh script, gpu-abba.sh clears
+# /tmp/mtab-* as it starts (gpu-lib.sh).
+# Usage: gpu_abba_test.sh TOOLS_DIR MTABENCH RECORDS_SLOWER RECORDS_FASTER
+set -u
+tools=${1:?usage: gpu_abba_test.sh TOOLS_DIR MTABENCH RECORDS_SLOWER RECORDS_FASTER}
+mtabench=$(realpath "${2:?}")
+slower=$(realpath "${3:?}")
+faster=$(realpath "${4:?}")
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/bin" "$dir/repo/tools" "$dir/repo/ab/b"
+cp "$tools/gpu-abba.sh" "$tools/gpu-lib.sh" "$dir/repo/tools/"
+touch "$dir/repo/CMakeLists.txt" "$dir/repo/ab/b/CMakeLists.txt"
+# cmake -B DIR ... makes DIR/mtabench, a wrapper naming its build; --build does nothing.
+cat >"$dir/bin/cmake" <<FAKE
+#!/usr/bin/env bash
+b="" prev=""
+for a in "\$@"; do [ "\$prev" = -B ] && b=\$a; prev=\$a; done
+[ -z "\$b" ] && exit 0
+mkdir -p "\$b"
+printf '#!/usr/bin/env bash\nexec "%s" "%s" "\$@"\n' "$dir/fake-mtabench" "\$b" >"\$b/mtabench"
+chmod +x "\$b/mtabench"
+FAKE
+printf '#!/bin/sh\necho "100%% tests passed, 0 tests failed out of 13"\n' >"$dir/bin/ctest"
+cat >"$dir/fake-mtabench" <<FAKE
+#!/usr/bin/env bash
+# BUILD run ... [--out DIR] [--no-records] | BUILD compare ...
+build=\$1
+shift
+[ "\$1" = compare ] && exec "$mtabench" "\$@"
+out="" prev="" smoke=0
+for a in "\$@"; do [ "\$prev" = --out ] && out=\$a; [ "\$a" = --no-records ] && smoke=1; prev=\$a; done
+echo "fake run by \$build"
+[ "\$smoke" = 1 ] && exit "\${FAKE_SMOKE_RC:-0}"
+mkdir -p "\$out/runs"
+case "\$build" in *-a) cp "\$FAKE_A" "\$out/runs/r.jsonl" ;; *) cp "\$FAKE_B" "\$out/runs/r.jsonl" ;; esac
+FAKE
+chmod +x "$dir/bin/cmake" "$dir/bin/ctest" "$dir/fake-mtabench"
+
+failures=0
+# One case: NAME EXPECTED_RC then environment assignments and the script's arguments after --.
+run_case() {
+  local name=$1 want=$2
+  shift 2
+  local envs=()
+  while [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  out="$dir/out-$name"
+  (cd "$dir/repo" && env PATH="$dir/bin:$PATH" "${envs[@]}" bash tools/gpu-abba.sh "$out" "$@") >"$dir/log-$name" 2>&1
+  local rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL $name: exit $rc, expected $want"; cat "$dir/log-$name" "$out/summary.txt" 2>/dev/null; failures=$((failures + 1))
+  fi
+}
+has() { grep -q -- "$2" "$dir/out-$1/summary.txt" || { echo "FAIL $1: summary lacks '$2'"; failures=$((failures + 1)); }; }
+lacks() { ! grep -q -- "$2" "$dir/out-$1/summary.txt" || { echo "FAIL $1: summary has '$2'"; failures=$((failures + 1)); }; }
+has_file() { [ -s "$dir/out-$1/$2" ] || { echo "FAIL $1: no $2"; failures=$((failures + 1)); }; }
+nofile() { [ ! -e "$dir/out-$1/$2" ] || { echo "FAIL $1: $2 written"; failures=$((failures + 1)); }; }
+
+run_case win 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_TIMELINE=1 ABBA_FULL=1 -- . ab/b
+has win "A faster on k7-h32 in 2 of 2 rounds"
+has win "FusedGpu tests of build-abba-a"
+has win "A's item timeline"
+for f in b1.jsonl a1.jsonl a2.jsonl b2.jsonl cmp1.md cmp2.md ctest-1.log full.jsonl; do has_file win "$f"; done
+
+run_case same 0 FAKE_A="$slower" FAKE_B="$slower" ABBA_FULL=1 -- . ab/b
+has same "A faster on k7-h32 in 0 of 2 rounds"
+has same "A's whole suite not run"
+nofile same ctest-1.log
+nofile same full.jsonl
+
+run_case smoke 1 FAKE_A="$faster" FAKE_B="$slower" FAKE_SMOKE_RC=3 -- . ab/b
+has smoke "A's smoke run failed (rc 3)"
+nofile smoke b1.jsonl
+
+run_case short 0 FAKE_A="$faster" FAKE_B="$slower" -- . ab/b 100
+has short "no time for A's battery"
+nofile short ctest-1.log
+
+run_case sametree 2 FAKE_A="$faster" FAKE_B="$slower" -- . .
+
+[ "$failures" -eq 0 ] || exit 1
+echo "gpu-abba.sh: a win battery-tested, timed and recorded; a tie, a failed smoke run, a short budget and one tree handled"

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# On a GPU machine: one candidate tree A against a base tree B in the order B A A B, then, as the
+# budget allows, what decides whether A can land. The forty-ninth session's call shape
+# (impls/fused/JOURNAL.md, "v151 measured and merged; v152 and v153"), as a tool:
+#   1. A (with tests) and B (mtabench only) built at once, and A's timeline build
+#      (MTABENCH_FUSED_TIMELINE=1) beside them with ABBA_TIMELINE=1;
+#   2. a smoke run of A on the timed workloads (the gate only, 60 s at most): the call stops
+#      there if A fails or hangs, before its time is spent;
+#   3. the filtered fused suite (--samples) in the order B A A B, and `mtabench compare` of each
+#      round at gpu-lib.sh's threshold (1%: builds timed in one call agree within ~0.3%);
+#   4. A's battery (fused_checks: the FusedGpu tests, memcheck and racecheck) when A was faster
+#      on ABBA_TARGET in both rounds (ABBA_CHECKS=1: always; 0: never);
+#   5. A's ws item timeline on ABBA_TIMELINE_CASE with ABBA_TIMELINE=1 (tools/fused_timeline.py);
+#   6. with ABBA_FULL=1, after a battery that passed, A's whole fused suite: the record to land
+#      if A's tree is committed as measured (its source_digest says so).
+# Stages that no longer fit in TOTAL_BUDGET_S (seconds of command, default 540) are skipped and
+# say so. Writes into OUT: summary.txt (tables, verdicts, stage times), b1/a1/a2/b2.jsonl,
+# cmp1.md and cmp2.md, ctest-1.log, timeline.tar.gz and full.jsonl where those stages ran.
+# Usage: [ABBA_FILTER=REGEX] [ABBA_TARGET=REGEX] [ABBA_CHECKS=auto|1|0] [ABBA_TIMELINE=1]
+#        [ABBA_TIMELINE_CASE=FILE:REGEX] [ABBA_FULL=1] tools/gpu-abba.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]
+#   e.g. git archive main | tar -x -C ab/b (without results/, for the 64 MiB limit), the
+#   candidate in this tree: ABBA_TIMELINE=1 tools/gpu-abba.sh $OUT . ab/b
+set -uo pipefail
+cd "$(dirname "$0")/.."
+usage="usage: tools/gpu-abba.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]"
+out=${1:?$usage}
+tree_a=${2:?$usage}
+tree_b=${3:-.}
+budget=${4:-540}
+[ -f "$tree_a/CMakeLists.txt" ] && [ -f "$tree_b/CMakeLists.txt" ] || { echo "gpu-abba.sh: A and B must be source trees" >&2; exit 2; }
+[ "$(realpath "$tree_a")" != "$(realpath "$tree_b")" ] || { echo "gpu-abba.sh: A and B are the same tree" >&2; exit 2; }
+abba_filter=${ABBA_FILTER:-'^k7-h32|sweep-seq4096$'}
+abba_target=${ABBA_TARGET:-k7-h32}
+timeline_case=${ABBA_TIMELINE_CASE:-'workloads/shapes.json:^k7-h32'}
+source tools/gpu-lib.sh
+left() { echo $((budget - (SECONDS - t0))); }
+
+also=""
+[ "${ABBA_TIMELINE:-0}" = 1 ] && also=" and A's timeline build"
+stage "build A ($tree_a, with tests) and B ($tree_b)$also at once"
+build_tree "$tree_a" build-abba-a /tmp/mtab-abba-a.log 8 & pids=($!)
+BUILD_TESTS=OFF build_tree "$tree_b" build-abba-b /tmp/mtab-abba-b.log 4 & pids+=($!)
+if [ "${ABBA_TIMELINE:-0}" = 1 ]; then
+  BUILD_TESTS=OFF build_tree "$tree_a" build-abba-t /tmp/mtab-abba-t.log 4 \
+    -DCMAKE_CUDA_FLAGS=-DMTABENCH_FUSED_TIMELINE=1 -DCMAKE_CXX_FLAGS=-DMTABENCH_FUSED_TIMELINE=1 & pids+=($!)
+fi
+k=0
+for name in a b t; do
+  [ "$k" -lt "${#pids[@]}" ] || break
+  wait "${pids[$k]}" || { tail -30 "/tmp/mtab-abba-$name.log" | tee -a "$S"; exit 1; }
+  k=$((k + 1))
+done
+
+stage "smoke: A on the timed workloads ($abba_filter), the gate only"
+timeout 60 build-abba-a/mtabench run workloads/seed.json workloads/seq-sweep.json workloads/shapes.json \
+  --impl fused --filter "$abba_filter" --no-records --max-time 0.02 --min-time 0.01 >/tmp/mtab-abba-smoke.txt 2>&1
+rc=$?
+cat /tmp/mtab-abba-smoke.txt >>"$S"
+# mtabench's exit status says whether every case passed its gate; a hang ends in 124.
+[ "$rc" -eq 0 ] || { stage "A's smoke run failed (rc $rc): stopping"; exit 1; }
+
+export SUITE_FILTER=$abba_filter
+fused_suite build-abba-b b1
+fused_suite build-abba-a a1
+fused_suite build-abba-a a2
+fused_suite build-abba-b b2
+wins=0
+for r in 1 2; do
+  stage "compare b$r (base) a$r (new), threshold $compare_threshold%"
+  build-abba-a/mtabench compare --threshold "$compare_threshold" "$out/b$r.jsonl" "$out/a$r.jsonl" >"$out/cmp$r.md" 2>&1
+  cat "$out/cmp$r.md" >>"$S"
+  grep -E "^\| \*\*faster\*\* \| [^|]*$abba_target" "$out/cmp$r.md" >/dev/null && wins=$((wins + 1))
+done
+stage "A faster on $abba_target in $wins of 2 rounds"
+unset SUITE_FILTER
+
+checks=${ABBA_CHECKS:-auto}
+passed=0
+if [ "$checks" = 1 ] || { [ "$checks" = auto ] && [ "$wins" -eq 2 ]; }; then
+  if [ "$(left)" -ge 150 ]; then
+    fused_checks $(($(left) - 10)) build-abba-a
+    grep -q "100% tests passed" "$out/ctest-1.log" && passed=1
+  else
+    stage "no time for A's battery ($(left) s left; it takes ~140 s)"
+  fi
+fi
+
+if [ "${ABBA_TIMELINE:-0}" = 1 ]; then
+  if [ "$(left)" -ge 40 ]; then
+    stage "A's item timeline ($timeline_case)"
+    dir=/tmp/mtab-abba-timeline
+    rm -rf "$dir" && mkdir -p "$dir"
+    MTABENCH_FUSED_TIMELINE_DIR=$dir timeout 60 build-abba-t/mtabench run "${timeline_case%%:*}" \
+      --filter "${timeline_case#*:}" --impl fused --no-records --max-time 0.3 --min-time 0.1 >>"$S" 2>&1
+    python3 tools/fused_timeline.py --bins 10 "$dir"/*.csv >>"$S" 2>&1
+    tar -czf "$out/timeline.tar.gz" -C "$dir" .
+  else
+    stage "no time for A's timeline ($(left) s left)"
+  fi
+fi
+
+if [ "${ABBA_FULL:-0}" = 1 ]; then
+  if [ "$passed" = 1 ] && [ "$(left)" -ge 100 ]; then
+    fused_suite build-abba-a full
+  else
+    stage "A's whole suite not run (battery passed: $passed; $(left) s left, it takes ~85 s)"
+  fi
+fi
+stage "done"
