@@ -100,6 +100,22 @@ constexpr int kAblateFill8Unrotated = 256;
 constexpr int kWsFillRotMask = MTABENCH_WS_FILL_ROT_MASK;
 static_assert(kWsFillRotMask >= 0 && kWsFillRotMask <= 7, "MTABENCH_WS_FILL_ROT_MASK is three bits");
 
+// The register-A contraction's commit groups left in flight after each wait (rs_window_columns'
+// W), for an experiment (the forty-ninth session's plan, JOURNAL.md "Ready for the next
+// session"): MTABENCH_WS_WAIT in the warp-specialised consumers (k 7 heads 32), MTABENCH_RS_WAIT
+// in the block-wide register-A kernel (k 5 heads 16). 1, the default, is the kernel before the
+// knob (its cubins byte-identical); 2 keeps three groups in flight behind one tile row loaded
+// ahead, in the same four fragment sets (no more registers).
+#ifndef MTABENCH_WS_WAIT
+#define MTABENCH_WS_WAIT 1
+#endif
+#ifndef MTABENCH_RS_WAIT
+#define MTABENCH_RS_WAIT 1
+#endif
+constexpr int kWsWait = MTABENCH_WS_WAIT, kRsWait = MTABENCH_RS_WAIT;
+static_assert(kWsWait >= 1 && kWsWait <= 2 && kRsWait >= 1 && kRsWait <= 2,
+              "MTABENCH_WS_WAIT and MTABENCH_RS_WAIT: 1 or 2 (four fragment sets)");
+
 // Item timeline, for tools/gpu-timeline.sh only (never set in a normal build: 0 compiles to the
 // normal kernel): thread 0 of each block of the ticket-loop kernel stamps %globaltimer into
 // p.timeline at each item's start and end, and, in the few-heads conv item, after its

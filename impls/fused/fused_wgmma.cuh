@@ -310,7 +310,7 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // row_b bytes on, the next column 16), the tap (u, v + c) weights' descriptor b_vg + c b_c + u b_u.
 // Tile row rr's fragments go into set (SET0 + rr) % NS of a (NV of its NA columns). With DRAIN it
 // returns with every wgmma done; without, group TR - 1 may still run, and the next call must start
-// at SET0 + TR (mod NS), whose first NS - 2 sets are free (rs_window_row), and someone waits for
+// at SET0 + TR (mod NS), whose first NS - 1 - W sets are free (rs_window_row), and someone waits for
 // all.
 // v48: four fragment sets, and tile row rr + 2's ldmatrix goes into group rr - 2's set (free
 // since the last wait), so it need not follow the wait for group rr - 1; ptxas issues it after
@@ -324,17 +324,25 @@ __device__ void conv_item_wgmma(const FusedParams& p, char* smem, int b, int q, 
 // v117: NS sets, NS - 2 tile rows loaded ahead. Three sets (one row ahead) free the registers for
 // NV 3, whose commit groups (3-21 HGMMAs, >= 48 tensor cycles) outlast the ldmatrix the next
 // fence waits for; v47's three sets stalled on it behind groups of one HGMMA.
-template <class T, int NT, int KT, int NV, int SET0, bool DRAIN, int NS, int NA>
+// W (the forty-ninth session's knob; 1 before it): commit groups left in flight after each wait,
+// the rest of the sets (D = NS - 1 - W) the tile rows loaded ahead. W 2 at four sets keeps three
+// groups in flight behind one row loaded ahead: the small groups at a window's edge rows (1-3
+// HGMMAs a column) then no longer drain the pipe while the next waits (v153's reading; the
+// register-A k-loop's largest stall at k 5 heads 16 is this wait, thirty-fourth session). Without
+// DRAIN a call returns with groups TR - W .. TR - 1 still running, and the next call's first
+// NS - 1 - W sets are free.
+template <class T, int NT, int KT, int NV, int SET0, bool DRAIN, int W = 1, int NS, int NA>
 __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsigned (&a)[NS][NA][4], unsigned a_vg,
                                                   unsigned row_b, unsigned b_vg, unsigned b_c, unsigned b_u,
                                                   unsigned hi) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr int N = NT * 8, ROWS = 8, TR = ROWS + KT - 1;
   static_assert(NV <= NA, "the fragment sets hold NA columns");
-  // Tile rows loaded ahead of the one contracted: group rr + D - NS = rr - 2's set is free after
-  // the last iteration's wait for group rr - 1.
-  constexpr int D = NS - 2;
-  static_assert(D >= 1, "at least three fragment sets");
+  static_assert(W >= 1, "at least the group just committed may run on");
+  // Tile rows loaded ahead of the one contracted: group rr + D - NS = rr - 1 - W's set is free
+  // after the last iteration's wait (groups up to rr - 1 - W done).
+  constexpr int D = NS - 1 - W;
+  static_assert(D >= 1, "NS - 1 - W >= 1: a tile row loaded ahead");
   // v52: B's descriptor base is the same in every lane; broadcast from lane 0, ptxas knows it is
   // warp-uniform and builds the descriptors in uniform registers (two R2UR per HGMMA before:
   // neutral in v47 behind the fence's ldmatrix wait, which v48 removed).
@@ -359,7 +367,7 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
 #pragma unroll
       for (int c = 0; c < NV; ++c)
         ldmatrix_x4(a[(SET0 + rr + D) % NS][c], a_vg + (rr + D) * row_b + c * 16);  // group rr - 2's set
-    wgmma_wait<1>();  // group rr - 1 is done: its set takes tile row rr - 1 + NS next time
+    wgmma_wait<W>();  // group rr - W is done: its set takes tile row rr - W + NS next time
   }
   if constexpr (DRAIN) wgmma_wait<0>();  // the next columns start again from set 0
 #endif
@@ -369,13 +377,13 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
 // starting where the last one's sets left off; a_vg and b_vg as for rs_window_columns at column 0.
 // Unrolled, since the set offset must be known at compile time. Returns with group TR - 1 of the
 // last call still running only where the next chunk pair can start at set 0; else drains.
-template <class T, int NT, int KT, int NV, int V, int SET0, int NS, int NA>
+template <class T, int NT, int KT, int NV, int V, int SET0, int W = 1, int NS, int NA>
 __device__ __forceinline__ void rs_window_row(float (&acc)[8][NT * 4], unsigned (&a)[NS][NA][4], unsigned a_vg,
                                               unsigned row_b, unsigned b_vg, unsigned b_c, unsigned b_u, unsigned hi) {
   if constexpr (V < KT) {
     constexpr int n = KT - V < NV ? KT - V : NV, TR = 8 + KT - 1;
-    rs_window_columns<T, NT, KT, n, SET0, false>(acc, a, a_vg + V * 16, row_b, b_vg + V * b_c, b_c, b_u, hi);
-    rs_window_row<T, NT, KT, NV, V + n, (SET0 + TR) % NS>(acc, a, a_vg, row_b, b_vg, b_c, b_u, hi);
+    rs_window_columns<T, NT, KT, n, SET0, false, W>(acc, a, a_vg + V * 16, row_b, b_vg + V * b_c, b_c, b_u, hi);
+    rs_window_row<T, NT, KT, NV, V + n, (SET0 + TR) % NS, W>(acc, a, a_vg, row_b, b_vg, b_c, b_u, hi);
   } else if constexpr (SET0 != 0) {
     wgmma_wait<0>();
   }
@@ -419,7 +427,7 @@ __device__ void conv_item_wgmma_rs(const FusedParams& p, char* smem, int b, int 
     for (int gp = 0; gp < G2; ++gp) {
       unsigned a[4][1][4];
       // Tap (u, v), chunk pair gp is k-step (u K + v) G2 + gp (wgmma_tap_offset's order).
-      rs_window_columns<T, NT, KT, 1, 0, true>(acc, a, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
+      rs_window_columns<T, NT, KT, 1, 0, true, kRsWait>(acc, a, a_lane + static_cast<unsigned>(v * 16 + gp * 2 * p.cstride), row_b,
                                                b_lo0 + static_cast<unsigned>((v * G2 + gp) * bstep), 0u, b_u, hi);
     }
   T* ys = reinterpret_cast<T*>(smem + p.sm_y);  // the tile's space (v29)

@@ -263,9 +263,9 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     for (int gp = 0; gp < G2; ++gp) {
       if (gp > 0) mbar_wait(&sh.full[gp], handed & 1u);
       if (stamp && gp == G2 - 1) timeline_ticket_mark(p, it.w, kTlWsLast);
-      rs_window_row<T, NT, KT, kWsColumns, 0, 0>(acc, a, a_lane + static_cast<unsigned>(gp * 2 * p.cstride), row_b,
-                                                 b_lo0 + static_cast<unsigned>(gp * bstep),
-                                                 static_cast<unsigned>(G2 * bstep), b_u, hi);
+      rs_window_row<T, NT, KT, kWsColumns, 0, 0, kWsWait>(acc, a, a_lane + static_cast<unsigned>(gp * 2 * p.cstride),
+                                                          row_b, b_lo0 + static_cast<unsigned>(gp * bstep),
+                                                          static_cast<unsigned>(G2 * bstep), b_u, hi);
       // The last wgmmas may still run, but they read registers and the weights only: every
       // ldmatrix of the pair was consumed by a wgmma.fence before this.
       mbar_arrive(&sh.empty[gp]);
