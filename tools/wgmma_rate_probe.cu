@@ -10,9 +10,10 @@
 // group's start to the last one's end (clock64), the median over SMs; MACs a cycle = 64 N 16 a
 // wgmma over that. Operand values are small random numbers (the tensor pipe's rate does not
 // depend on them, but zeros could be special-cased). Launch: a warm-up, then the timed one.
-// The last two rows (v153's question) replay the warp-specialised consumers' own k 7 stream
-// instead: ITER / 8 passes of tile rows 0..13, each a commit group of WIN x (taps landing in the
-// 8 output rows) wgmmas, 1-7 at WIN 1 and 2-14 at WIN 2 (56 WIN a pass), wait_group 1 after each.
+// The last three rows (v153's question, and MTABENCH_WS_WAIT's) run the warp-specialised
+// consumers' own k 7 stream instead, at W 1-2 (rs_window_columns, its fragments by ldmatrix): 2 (ITER / 16)
+// passes of tile rows 0..13, each a commit group of WIN x (taps landing in the 8 output rows)
+// wgmmas, 1-7 at WIN 1 and 2-14 at WIN 2 (56 WIN a pass), wait_group W after each.
 // sm_90a only (wgmma); elsewhere it says so and exits 2.
 // Usage: wgmma-rate-probe [ITER]
 #include "impls/fused/fused_wgmma.cuh"
@@ -46,12 +47,19 @@ struct Layout {
   static constexpr int bytes = a_bytes + b_bytes;
 };
 
-// WIN > 0 (RS, N 32 only): instead of uniform groups, the warp-specialised consumers' stream at
-// k 7 (rs_window_columns with WIN window columns a commit group): per pass, tile rows rr = 0..13,
-// each one commit group of WIN x (taps u with 0 <= rr - u < 8) wgmmas into sets rr - u: 2-14
-// HGMMAs a group at WIN 2, 112 a pass.
-template <int N, bool RS, int G, int WIN = 0>
-__global__ void __launch_bounds__(384, 1) rate_kernel(int iter, int w, long long* cycles, float* sink) {
+// WIN > 0 (RS, N 32 only): instead of uniform groups, the warp-specialised consumers' own stream
+// at k 7: the kernel's rs_window_columns with WIN window columns a commit group and W groups left
+// in flight after each wait (MTABENCH_WS_WAIT's W), its fragments loaded by ldmatrix from
+// shared memory (every tile row from the same bytes: row_b 0) and chained as rs_window_row chains
+// them (sets 0 then 2, no drain between). Per pass, tile rows 0..13, each a commit group of WIN x
+// (taps landing in the 8 output rows) wgmmas: 1-7 HGMMAs at WIN 1, 2-14 at WIN 2, 56 WIN a pass.
+// Threads a block: three warp groups, or two for the window stream, whose fragment sets and
+// addresses need more than the 168 registers of 384 threads (there ptxas serialized its wgmmas).
+template <int WIN>
+constexpr int kBlockThreads = WIN > 0 ? 256 : 384;
+
+template <int N, bool RS, int G, int WIN = 0, int W = 1>
+__global__ void __launch_bounds__(kBlockThreads<WIN>, 1) rate_kernel(int iter, int w, long long* cycles, float* sink) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(128) unsigned char smem[];
   using L = Layout<N>;
@@ -78,22 +86,21 @@ __global__ void __launch_bounds__(384, 1) rate_kernel(int iter, int w, long long
   for (int k = 0; k < S; ++k)
 #pragma unroll
     for (int x = 0; x < N / 2; ++x) acc[k][x] = 0.f;
+  unsigned frag[4][WIN > 0 ? WIN : 1][4];  // the window stream's four fragment sets
   asm volatile("bar.sync 1, %0;" ::"r"(w * 128));  // the active warp groups start together
   const long long t0 = clock64();
   for (int it = 0; it < iter; ++it) {
     if constexpr (WIN > 0) {
-      static_assert(RS && S == 8, "the window stream: register A, 8 output rows");
-#pragma unroll
-      for (int rr = 0; rr < 14; ++rr) {
-        mtabench::fused::wgmma_fence();
-#pragma unroll
-        for (int c = 0; c < WIN; ++c)
-#pragma unroll
-          for (int u = 0; u < 7; ++u)
-            if (rr - u >= 0 && rr - u < 8) mtabench::fused::wgmma_rs_m64k16<__nv_bfloat16, N>(acc[rr - u], a_r, b_desc);
-        mtabench::fused::wgmma_commit();
-        mtabench::fused::wgmma_wait<1>();
-      }
+      static_assert(RS && N == 32 && S == 8, "the window stream: register A, N 32, 8 output rows");
+      // This lane's ldmatrix row: 16 bytes of A; every tile row and column reads the same ones.
+      const unsigned a_vg = base + static_cast<unsigned>(threadIdx.x & 31) * 16u;
+      const unsigned b_vg = smem_desc_lo(base + L::a_bytes, N / 8 * 128);
+      constexpr int kTR = 8 + 7 - 1;  // tile rows a pass
+      static_assert((2 * kTR) % 4 == 0, "two passes bring the sets back to set 0");
+      mtabench::fused::rs_window_columns<__nv_bfloat16, N / 8, 7, WIN, 0, false, W>(acc, frag, a_vg, 0u, b_vg, 0u, 0u,
+                                                                                   128u >> 4);
+      mtabench::fused::rs_window_columns<__nv_bfloat16, N / 8, 7, WIN, kTR % 4, false, W>(acc, frag, a_vg, 0u, b_vg, 0u,
+                                                                                         0u, 128u >> 4);
     } else {
 #pragma unroll
       for (int grp = 0; grp < S / G; ++grp) {
@@ -129,13 +136,14 @@ struct Result {
   double cycles_per_wgmma, macs_per_cycle;
 };
 
-// wgmmas a warp group issues in one round of the kernel's loop (WIN: a pass of the window stream).
+// wgmmas a warp group issues in one round of the kernel's loop (WIN: two passes of the window
+// stream).
 template <int N, int G, int WIN>
-constexpr int kPerRound = WIN > 0 ? WIN * 56 : kSets<N>;
+constexpr int kPerRound = WIN > 0 ? 2 * WIN * 56 : kSets<N>;
 
-template <int N, bool RS, int G, int WIN = 0>
+template <int N, bool RS, int G, int WIN = 0, int W = 1>
 Result measure(int sms, int w, int iter) {
-  auto kernel = rate_kernel<N, RS, G, WIN>;
+  auto kernel = rate_kernel<N, RS, G, WIN, W>;
   const int bytes = Layout<N>::bytes;
   PROBE_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   long long* d_cycles = nullptr;
@@ -143,7 +151,7 @@ Result measure(int sms, int w, int iter) {
   PROBE_CHECK(cudaMalloc(&d_cycles, sizeof(long long) * sms * 3 * 2));
   PROBE_CHECK(cudaMalloc(&d_sink, sizeof(float) * sms * 384));
   for (int run = 0; run < 2; ++run) {  // a warm-up, then the timed launch
-    kernel<<<sms, 384, bytes>>>(iter, w, d_cycles, d_sink);
+    kernel<<<sms, kBlockThreads<WIN>, bytes>>>(iter, w, d_cycles, d_sink);
     PROBE_CHECK(cudaGetLastError());
     PROBE_CHECK(cudaDeviceSynchronize());
   }
@@ -165,12 +173,12 @@ Result measure(int sms, int w, int iter) {
   return {cyc, 64.0 * N * 16 / cyc};
 }
 
-template <int N, bool RS, int G, int WIN = 0>
+template <int N, bool RS, int G, int WIN = 0, int W = 1>
 void row(int sms, int iter) {
-  if constexpr (WIN > 0) std::printf("RS N %-3d k 7 window, %d columns a group", N, WIN);
+  if constexpr (WIN > 0) std::printf("RS N %-3d k 7 window, %d columns a group, wait %d", N, WIN, W);
   else std::printf("%-3s N %-3d G %-2d", RS ? "RS" : "SS", N, G);
-  for (int w = 1; w <= 3; ++w) {
-    const Result r = measure<N, RS, G, WIN>(sms, w, WIN > 0 ? std::max(1, iter / 8) : iter);
+  for (int w = 1; w <= kBlockThreads<WIN> / 128; ++w) {
+    const Result r = measure<N, RS, G, WIN, W>(sms, w, WIN > 0 ? std::max(1, iter / 16) : iter);
     std::printf(" | W %d: %6.2f cyc/wgmma %6.0f MAC/cyc", w, r.cycles_per_wgmma, r.macs_per_cycle);
   }
   std::printf("\n");
@@ -191,8 +199,9 @@ int main(int argc, char** argv) {
   std::printf("wgmma-rate-probe: %s, %d SMs; per SM (median over SMs, one block an SM, clock64 from the\n"
               "first warp group's start to the last one's end; %d rounds a warp group of one wgmma\n"
               "m64nNk16 bf16 -> fp32 into each of 8 accumulator sets (4 at N 64) in commit groups of G,\n"
-              "wait_group 1 after each; the k 7 window rows: %d passes of 14 groups of 1-7 or 2-14):\n",
-              prop.name, prop.multiProcessorCount, iter, std::max(1, iter / 8));
+              "wait_group 1 after each; the k 7 window rows: the ws consumers' rs_window_columns, %d passes of\n"
+              "14 groups of 1-7 or 2-14, wait_group W):\n",
+              prop.name, prop.multiProcessorCount, iter, 2 * std::max(1, iter / 16));
   const int sms = prop.multiProcessorCount;
   row<16, true, 1>(sms, iter);
   row<16, true, 4>(sms, iter);
@@ -207,5 +216,6 @@ int main(int argc, char** argv) {
   // the pipe as busy as two on it?).
   row<32, true, 1, 1>(sms, iter);
   row<32, true, 1, 2>(sms, iter);
+  row<32, true, 1, 2, 2>(sms, iter);
   return 0;
 }

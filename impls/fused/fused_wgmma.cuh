@@ -366,7 +366,7 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
     if (rr + D < TR)
 #pragma unroll
       for (int c = 0; c < NV; ++c)
-        ldmatrix_x4(a[(SET0 + rr + D) % NS][c], a_vg + (rr + D) * row_b + c * 16);  // group rr - 2's set
+        ldmatrix_x4(a[(SET0 + rr + D) % NS][c], a_vg + (rr + D) * row_b + c * 16);  // group rr - 1 - W's set
     wgmma_wait<W>();  // group rr - W is done: its set takes tile row rr - W + NS next time
   }
   if constexpr (DRAIN) wgmma_wait<0>();  // the next columns start again from set 0
@@ -375,8 +375,9 @@ __device__ __forceinline__ void rs_window_columns(float (&acc)[8][NT * 4], unsig
 
 // Window columns V .. KT - 1 at one chunk pair, NV at a time (a last odd column alone), each call
 // starting where the last one's sets left off; a_vg and b_vg as for rs_window_columns at column 0.
-// Unrolled, since the set offset must be known at compile time. Returns with group TR - 1 of the
-// last call still running only where the next chunk pair can start at set 0; else drains.
+// Unrolled, since the set offset must be known at compile time. Returns with the last call's
+// groups TR - W .. TR - 1 still running only where the next chunk pair can start at set 0; else
+// drains.
 template <class T, int NT, int KT, int NV, int V, int SET0, int W = 1, int NS, int NA>
 __device__ __forceinline__ void rs_window_row(float (&acc)[8][NT * 4], unsigned (&a)[NS][NA][4], unsigned a_vg,
                                               unsigned row_b, unsigned b_vg, unsigned b_c, unsigned b_u, unsigned hi) {
