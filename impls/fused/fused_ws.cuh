@@ -24,7 +24,7 @@ namespace mtabench::fused {
 constexpr int kWsThreads = 512, kProducerThreads = 256;
 constexpr int kProducerGroups = kProducerThreads / 128;
 // The producer team's barrier: named barrier 1 (kTeamBarrier<256, 0> would be __syncthreads,
-// which waits for all 512 threads). The consumers use none.
+// which waits for all 512 threads). The consumers' warp groups take 2 and 3 (v154's y rows).
 constexpr int kWsProducerBarrier = 1;
 __device__ __forceinline__ void producer_sync() { bar_sync<kWsProducerBarrier, kProducerThreads>(); }
 constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
@@ -42,6 +42,15 @@ static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads)
 // registers), and the fragment sets. v117: three sets (one tile row loaded ahead) fit 3 columns
 // without serializing, but measured +1.2% at k 7 heads 32, and 2 columns at three sets +0.9%.
 constexpr int kWsColumns = 2, kWsSets = 4;
+// v154: the consumers' y stores in whole 128-byte lines (store_ws_lines: a warp group's four
+// warps stage a row of all 32 heads together, two named barriers a row) instead of each warp's
+// 32-byte sectors (store_ws_rows). The store probe (fiftieth session) put an SM's sector stores
+// at 44-55 GB/s and whole lines at 63 against the y stores' ~22 GB/s an SM in the kernel.
+// Measured (fiftieth session, B A A B): k 7 heads 32 -2.7% and -2.7%. 0 builds v45-v153's stores.
+#ifndef MTABENCH_WS_LINES
+#define MTABENCH_WS_LINES 1
+#endif
+constexpr bool kWsLines = MTABENCH_WS_LINES != 0;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 template <int N>
@@ -132,6 +141,81 @@ __device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)
         asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                      : "=r"(val.x), "=r"(val.y), "=r"(val.z), "=r"(val.w)
                      : "r"(buf + chunk(o, h))
+                     : "memory");
+        if (y_at[u] != nullptr) store_stream(y_at[u] + static_cast<long long>(r) * p.S, val);
+      }
+    }
+  };
+  if (i_first - j0 >= kWgmmaTJ - 1)
+    rows(std::true_type{});
+  else
+    rows(std::false_type{});
+}
+
+// v154: as store_ws_rows, but the warp group's four warps (16 positions each) stage a whole row
+// of 64 positions x 32 heads in the group's 4 KB at `gbuf` (the four warps' kWsStageWarpBytes),
+// so each store instruction writes four whole 128-byte lines (8 lanes a line) in place of 16
+// half-used 32-byte sector pairs: a quarter of the L1 wavefronts for the same bytes. Head o's
+// line sits at o x 128, its 16-byte chunk c (positions 8c .. 8c + 7) at 16 (c ^ (o & 7)): the
+// eight rows of a stmatrix fragment (heads 8 q .. 8 q + 7, one chunk) fall in eight different
+// bank groups, and a line's eight chunks are read by eight lanes at once. Named barrier `bar`
+// (128 threads, the group's own) before a row's stmatrix (the last row's reads done) and after
+// it (the row complete). A row past seq ends every warp of the group alike (i_first is the
+// group's).
+template <class T, int NT, int ROWS>
+__device__ __forceinline__ void store_ws_lines(const FusedParams& p, float (&acc)[ROWS][NT * 4], int b,
+                                               long long i_first, long long j0, unsigned gbuf, int bar) {
+  static_assert(NT * 8 * 16 * 2 == kWsStageWarpBytes && sizeof(T) == 2, "one row of NT * 8 heads a warp");
+  static_assert(NT == 4, "the group's row: 32 heads of 128 bytes in 4 warps' staging");
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
+  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2;
+  const auto at = [](int o, int c) { return static_cast<unsigned>(o * 128 + 16 * (c ^ (o & 7))); };
+  // stmatrix: lanes 8 m .. 8 m + 7 address the rows of matrix m of an x4, matrix m = n-tile
+  // 2 s + (m >> 1), half m & 1 (chunk 2 w + half); row k = head (2 s + (m >> 1)) * 8 + k.
+  unsigned st_at[NT / 2];
+#pragma unroll
+  for (int s = 0; s < NT / 2; ++s) st_at[s] = gbuf + at((2 * s + (lane >> 4)) * 8 + (lane & 7), 2 * w + ((lane >> 3) & 1));
+  const int d0 = static_cast<int>(min(i_first - j0, 1ll << 20)) - 16 * w - g;
+  // Reads: warp w takes heads 8 w .. 8 w + 7, four a pass (8 lanes a line); lane's physical
+  // chunk lane & 7 holds positions 8 c .. 8 c + 7, c = (lane & 7) ^ (o & 7).
+  unsigned ld_at[2];
+  T* y_at[2];
+#pragma unroll
+  for (int u = 0; u < 2; ++u) {
+    const int o = 8 * w + 4 * u + (lane >> 3), c = (lane & 7) ^ (o & 7);
+    const long long j = j0 + 8 * c;
+    ld_at[u] = gbuf + static_cast<unsigned>(o * 128 + 16 * (lane & 7));
+    y_at[u] = o < p.O && j < p.S
+                  ? static_cast<T*>(p.y) + ((static_cast<long long>(b) * p.O + o) * p.S + i_first) * p.S + j
+                  : nullptr;
+  }
+  const auto group_sync = [bar] { asm volatile("bar.sync %0, 128;\n" ::"r"(bar) : "memory"); };
+  const auto rows = [&](auto all_kept) {
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      if (i_first + r >= p.S) break;
+      unsigned v[NT][2];
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const bool keep = decltype(all_kept)::value || 8 * h <= d0 + r;
+          v[nt][h] = pack2<T>(keep ? acc[r][nt * 4 + 2 * h] : 0.f, keep ? acc[r][nt * 4 + 2 * h + 1] : 0.f);
+        }
+      group_sync();  // the group's reads of the last row (or item) are done
+#pragma unroll
+      for (int s = 0; s < NT / 2; ++s)
+        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(st_at[s]),
+                     "r"(v[2 * s][0]), "r"(v[2 * s][1]), "r"(v[2 * s + 1][0]), "r"(v[2 * s + 1][1])
+                     : "memory");
+      group_sync();  // the row is whole
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        uint4 val;
+        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(val.x), "=r"(val.y), "=r"(val.z), "=r"(val.w)
+                     : "r"(ld_at[u])
                      : "memory");
         if (y_at[u] != nullptr) store_stream(y_at[u] + static_cast<long long>(r) * p.S, val);
       }
@@ -242,6 +326,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
   const int r0 = (warp_group() - kProducerGroups) * ROWS;
   const unsigned tile_addr = smem_u32(smem + p.sm_p), w_addr = smem_u32(smem + p.sm_w);
   const unsigned y_stage = smem_u32(smem + p.sm_y) + ((threadIdx.x - kProducerThreads) >> 5) * kWsStageWarpBytes;
+  const unsigned y_group = smem_u32(smem + p.sm_y) + (r0 / ROWS) * 4 * kWsStageWarpBytes;  // v154's row staging
   const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;
   const unsigned a_lane = tile_addr + static_cast<unsigned>(wgmma_rs_a_offset(p, r0, 0, 0, w, lane));
   const unsigned row_b = static_cast<unsigned>(p.PW) * 16u;
@@ -273,7 +358,10 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     wgmma_wait<0>();
     if (stamp) timeline_ticket_mark(p, it.w, kTlWsMma);
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
-    store_ws_rows<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_stage);
+    if constexpr (kWsLines && (kAblate & kAblateTileStores) == 0)
+      store_ws_lines<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_group, 2 + r0 / ROWS);
+    else
+      store_ws_rows<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_stage);
     if (stamp) timeline_ticket_mark(p, it.w, kTlEnd);
   }
 #endif
