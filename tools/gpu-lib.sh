@@ -30,7 +30,8 @@ build_tree() {
     cmake --build "$2" -j"$4" "${target[@]}"; } >"$3" 2>&1
 }
 
-# This tree's mtabench alone, once per "DIR=CUDA_FLAGS" argument (DIR up to the first "="), all
+# This tree's mtabench alone, once per "DIR=FLAGS" argument (DIR up to the first "="; FLAGS both
+# the CUDA and the C++ flags, so a host-side knob such as the plan's MTABENCH_WS_ZERO_COLS works), all
 # builds at once with the cores shared (gpu-ablate.sh's masks, gpu-variants.sh's knobs); a failed
 # build's log end goes into the summary and the script exits 1.
 # Usage: build_flag_variants DIR=FLAGS ...
@@ -38,7 +39,7 @@ build_flag_variants() {
   local jobs=$(($(nproc) / $#)) pids=() spec k
   for spec in "$@"; do
     BUILD_TESTS=OFF build_tree . "${spec%%=*}" "/tmp/mtab-${spec%%=*}.log" $((jobs > 0 ? jobs : 1)) \
-      -DCMAKE_CUDA_FLAGS="${spec#*=}" &
+      -DCMAKE_CUDA_FLAGS="${spec#*=}" -DCMAKE_CXX_FLAGS="${spec#*=}" &
     pids+=($!)
   done
   k=0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU machine: the fused suite timed for builds of this tree that differ only by CUDA
+# On a GPU machine: the fused suite timed for builds of this tree that differ only by compile
 # defines (a tuning knob such as MTABENCH_WS_FILL_ROT_MASK, impls/fused/fused_common.cuh), in one
 # call: every variant built at once (mtabench only), then the filtered suite (--samples) in
 # ROUNDS rotated orders, and `mtabench compare` of each variant against the first, round by
