@@ -136,7 +136,8 @@ constexpr int kWgmmaRows = 16, kWgmmaTJ = 64;
 // probe, JOURNAL.md). The other instances keep 256 threads and 16 rows.
 constexpr int kFewThreads = 128, kFewRows = 8;
 // v45: the warp-specialised consumers' y staging, after the tile: per consumer warp (8) one
-// output row of 32 heads x 16 positions (fused_ws.cuh, store_ws_rows).
+// output row of 32 heads x 16 positions; since v154 a warp group's four warps' space holds one
+// whole row of 32 heads x 64 positions (fused_ws.cuh, store_ws_lines).
 constexpr int kWsStageWarpBytes = 32 * 16 * 2, kWsStageBytes = 8 * kWsStageWarpBytes;
 constexpr int kWgmmaYhp = kWgmmaRows * (kWgmmaTJ + 8) + 8;
 MTABENCH_HD constexpr int wgmma_staged_offset(int o, int row, int jj) {

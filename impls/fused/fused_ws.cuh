@@ -5,7 +5,8 @@
 // warp group): warp groups 0 and 1 are the producer (tickets, zero items, and each conv item's
 // statistics and fill), warp groups 2 and 3 the consumers (the contraction of 8 output rows
 // each, then y's stores, since v45 through a
-// staging space per warp after the tile (store_ws_rows); v42-v139 also the stats items, handed
+// staging space after the tile, since v154 a row of the group's at a time (store_ws_lines);
+// v42-v139 also the stats items, handed
 // over by the producer in ticket order: since v139 the statistics kernel runs ahead instead).
 // The pipeline's buffers are the probability tile's chunk pairs (16 channels, 2 cstride bytes
 // each; the tile is chunk-major): the producer fills pair gp of item n + 1 while
@@ -42,15 +43,6 @@ static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads)
 // registers), and the fragment sets. v117: three sets (one tile row loaded ahead) fit 3 columns
 // without serializing, but measured +1.2% at k 7 heads 32, and 2 columns at three sets +0.9%.
 constexpr int kWsColumns = 2, kWsSets = 4;
-// v154: the consumers' y stores in whole 128-byte lines (store_ws_lines: a warp group's four
-// warps stage a row of all 32 heads together, two named barriers a row) instead of each warp's
-// 32-byte sectors (store_ws_rows). The store probe (fiftieth session) put an SM's sector stores
-// at 44-55 GB/s and whole lines at 63 against the y stores' ~22 GB/s an SM in the kernel.
-// Measured (fiftieth session, B A A B): k 7 heads 32 -2.7% and -2.7%. 0 builds v45-v153's stores.
-#ifndef MTABENCH_WS_LINES
-#define MTABENCH_WS_LINES 1
-#endif
-constexpr bool kWsLines = MTABENCH_WS_LINES != 0;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 template <int N>
@@ -64,22 +56,29 @@ __device__ __forceinline__ void regs_inc() {
 #endif
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// v45: output rows i_first .. i_first + ROWS - 1 (columns j0 .. j0 + 63) of a consumer warp's
-// accumulators to y through its kWsStageWarpBytes of staging at `buf` (shared address), a row at
-// a time: stmatrix .trans turns each n-tile's two 8 x 8 fragments (positions x heads) into head
-// rows of 8 positions (16 bytes), so a head's 16 positions are 32 contiguous bytes; then each
-// lane loads two of the row's 64 16-byte chunks and stores them to y, two lanes a 32-byte
-// sector. store_wgmma_rows, which v41-v44 used here, did 128 2-byte stores a thread per item,
-// every warp store touching 4 half-used sectors, each with its own bound tests (~11% of all
-// samples at k 7 heads 32 in v44's profile, the consumers the bound). Chunk (head o, half h) sits
-// at o x 32 + 16 (h ^ (o >> 2 & 1)): the eight rows of a stmatrix fragment (heads 8 nt .. 8 nt +
-// 7, one half) fall in eight different 16-byte bank groups. Columns past the diagonal are
-// stored as zeros and rows at or past seq not at all, as in store_wgmma_rows; a chunk is whole
-// inside seq or wholly past it (seq a multiple of 8, the plan's condition for this kernel).
+// Output rows i_first .. i_first + ROWS - 1 (columns j0 .. j0 + 63) of a consumer warp group's
+// accumulators to y. v45-v153 (store_ws_rows) staged each warp's 16 positions alone and stored
+// 32-byte sectors, 16 lines a store instruction (v45 replaced 128 2-byte stores a thread). v154:
+// the group's four warps (16 positions each) stage a whole row of 64 positions x 32 heads in the
+// group's 4 KB at `gbuf` (the four warps' kWsStageWarpBytes), so each store instruction writes
+// four whole 128-byte lines (8 lanes a line): a quarter of the L1 wavefronts for the same bytes.
+// The store probe (fiftieth session) put an SM's sector stores at 44-55 GB/s and whole lines at
+// 63; measured k 7 heads 32 -2.7% and -2.7% (B A A B, JOURNAL.md). stmatrix .trans turns each
+// n-tile's two 8 x 8 fragments (positions x heads) into head rows of 8 positions. Head o's
+// line sits at o x 128, its 16-byte chunk c (positions 8c .. 8c + 7) at 16 (c ^ (o & 7)): the
+// eight rows of a stmatrix fragment (heads 8 q .. 8 q + 7, one chunk) fall in eight different
+// bank groups, and a line's eight chunks are read by eight lanes at once. Named barrier `bar`
+// (128 threads, the group's own) before a row's stmatrix (the last row's reads done) and after
+// it (the row complete). A row past seq ends every warp of the group alike (i_first is the
+// group's) and is not stored; columns past the diagonal are stored as zeros; a 16-byte chunk is
+// wholly inside seq or wholly past it (seq a multiple of 8, the plan's condition for this
+// kernel). v118: the accumulators hold the biases since the first wgmma, and an item wholly
+// below the diagonal (all but the diagonal's) keeps every position without a test.
 template <class T, int NT, int ROWS>
-__device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)[ROWS][NT * 4], int b,
-                                              long long i_first, long long j0, unsigned buf) {
+__device__ __forceinline__ void store_ws_lines(const FusedParams& p, float (&acc)[ROWS][NT * 4], int b,
+                                               long long i_first, long long j0, unsigned gbuf, int bar) {
   static_assert(NT * 8 * 16 * 2 == kWsStageWarpBytes && sizeof(T) == 2, "one row of NT * 8 heads a warp");
+  static_assert(NT == 4, "the group's row: 32 heads of 128 bytes in 4 warps' staging");
 #pragma unroll
   for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
   if constexpr ((kAblate & kAblateTileStores) != 0) {
@@ -94,81 +93,6 @@ __device__ __forceinline__ void store_ws_rows(const FusedParams& p, float (&acc)
     if (__float_as_uint(sum) == 0xffffffffu) *static_cast<unsigned*>(p.y) = pack2<T>(sum, sum);
     return;
   }
-  const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2;
-  const auto chunk = [](int o, int h) { return static_cast<unsigned>(o * 32 + 16 * (h ^ ((o >> 2) & 1))); };
-  // stmatrix: lanes 8 m .. 8 m + 7 address the rows of matrix m of an x4, matrix m = n-tile
-  // 2 s + (m >> 1), half m & 1; row k = head (2 s + (m >> 1)) * 8 + k.
-  unsigned st_at[NT / 2];
-#pragma unroll
-  for (int s = 0; s < NT / 2; ++s) st_at[s] = buf + chunk((2 * s + (lane >> 4)) * 8 + (lane & 7), (lane >> 3) & 1);
-  // This thread keeps position 16 w + g + 8 h of row r where 8 h <= d0 + r (the diagonal).
-  const int d0 = static_cast<int>(min(i_first - j0, 1ll << 20)) - 16 * w - g;
-  // v118: this lane's chunks of row i_first, a row S elements on; (o, h) past O or seq: none.
-  T* y_at[NT / 2];
-#pragma unroll
-  for (int u = 0; u < NT / 2; ++u) {
-    const int c = lane + 32 * u, o = c >> 1, h = c & 1;
-    const long long j = j0 + 16 * w + 8 * h;
-    y_at[u] = o < p.O && j < p.S
-                  ? static_cast<T*>(p.y) + ((static_cast<long long>(b) * p.O + o) * p.S + i_first) * p.S + j
-                  : nullptr;
-  }
-  // v118: the accumulators hold the biases since the first wgmma, and an item wholly below the
-  // diagonal (all but the diagonal's) keeps every position: its rows test nothing.
-  const auto rows = [&](auto all_kept) {
-#pragma unroll
-    for (int r = 0; r < ROWS; ++r) {
-      if (i_first + r >= p.S) break;
-      unsigned v[NT][2];
-#pragma unroll
-      for (int nt = 0; nt < NT; ++nt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const bool keep = decltype(all_kept)::value || 8 * h <= d0 + r;
-          v[nt][h] = pack2<T>(keep ? acc[r][nt * 4 + 2 * h] : 0.f, keep ? acc[r][nt * 4 + 2 * h + 1] : 0.f);
-        }
-      __syncwarp();  // the last row's chunks read by every lane
-#pragma unroll
-      for (int s = 0; s < NT / 2; ++s)
-        asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(st_at[s]),
-                     "r"(v[2 * s][0]), "r"(v[2 * s][1]), "r"(v[2 * s + 1][0]), "r"(v[2 * s + 1][1])
-                     : "memory");
-      __syncwarp();
-#pragma unroll
-      for (int u = 0; u < NT / 2; ++u) {
-        const int c = lane + 32 * u, o = c >> 1, h = c & 1;
-        uint4 val;
-        asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                     : "=r"(val.x), "=r"(val.y), "=r"(val.z), "=r"(val.w)
-                     : "r"(buf + chunk(o, h))
-                     : "memory");
-        if (y_at[u] != nullptr) store_stream(y_at[u] + static_cast<long long>(r) * p.S, val);
-      }
-    }
-  };
-  if (i_first - j0 >= kWgmmaTJ - 1)
-    rows(std::true_type{});
-  else
-    rows(std::false_type{});
-}
-
-// v154: as store_ws_rows, but the warp group's four warps (16 positions each) stage a whole row
-// of 64 positions x 32 heads in the group's 4 KB at `gbuf` (the four warps' kWsStageWarpBytes),
-// so each store instruction writes four whole 128-byte lines (8 lanes a line) in place of 16
-// half-used 32-byte sector pairs: a quarter of the L1 wavefronts for the same bytes. Head o's
-// line sits at o x 128, its 16-byte chunk c (positions 8c .. 8c + 7) at 16 (c ^ (o & 7)): the
-// eight rows of a stmatrix fragment (heads 8 q .. 8 q + 7, one chunk) fall in eight different
-// bank groups, and a line's eight chunks are read by eight lanes at once. Named barrier `bar`
-// (128 threads, the group's own) before a row's stmatrix (the last row's reads done) and after
-// it (the row complete). A row past seq ends every warp of the group alike (i_first is the
-// group's).
-template <class T, int NT, int ROWS>
-__device__ __forceinline__ void store_ws_lines(const FusedParams& p, float (&acc)[ROWS][NT * 4], int b,
-                                               long long i_first, long long j0, unsigned gbuf, int bar) {
-  static_assert(NT * 8 * 16 * 2 == kWsStageWarpBytes && sizeof(T) == 2, "one row of NT * 8 heads a warp");
-  static_assert(NT == 4, "the group's row: 32 heads of 128 bytes in 4 warps' staging");
-#pragma unroll
-  for (int r = 0; r < ROWS; ++r) fence_acc(acc[r]);
   const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2;
   const auto at = [](int o, int c) { return static_cast<unsigned>(o * 128 + 16 * (c ^ (o & 7))); };
   // stmatrix: lanes 8 m .. 8 m + 7 address the rows of matrix m of an x4, matrix m = n-tile
@@ -325,8 +249,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
   const int w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
   const int r0 = (warp_group() - kProducerGroups) * ROWS;
   const unsigned tile_addr = smem_u32(smem + p.sm_p), w_addr = smem_u32(smem + p.sm_w);
-  const unsigned y_stage = smem_u32(smem + p.sm_y) + ((threadIdx.x - kProducerThreads) >> 5) * kWsStageWarpBytes;
-  const unsigned y_group = smem_u32(smem + p.sm_y) + (r0 / ROWS) * 4 * kWsStageWarpBytes;  // v154's row staging
+  const unsigned y_group = smem_u32(smem + p.sm_y) + (r0 / ROWS) * 4 * kWsStageWarpBytes;  // the group's row staging
   const unsigned b_lo0 = smem_desc_lo(w_addr, wgmma_b_lbo(p)), hi = kWgmmaSbo >> 4;
   const unsigned a_lane = tile_addr + static_cast<unsigned>(wgmma_rs_a_offset(p, r0, 0, 0, w, lane));
   const unsigned row_b = static_cast<unsigned>(p.PW) * 16u;
@@ -358,10 +281,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     wgmma_wait<0>();
     if (stamp) timeline_ticket_mark(p, it.w, kTlWsMma);
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
-    if constexpr (kWsLines && (kAblate & kAblateTileStores) == 0)
-      store_ws_lines<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_group, 2 + r0 / ROWS);
-    else
-      store_ws_rows<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_stage);
+    store_ws_lines<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_group, 2 + r0 / ROWS);
     if (stamp) timeline_ticket_mark(p, it.w, kTlEnd);
   }
 #endif
