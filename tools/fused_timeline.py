@@ -168,6 +168,17 @@ def ws_report(p, conv, zeros, blocks, grid, span, bins):
                        ("full[0] to the last pair's full passed", "ws_take", "ws_last"),
                        ("last pair's full to wgmmas done", "ws_last", "ws_mma"), ("y stores", "ws_mma", "end")):
         p(f"    {name:46s} {med([i[b] - i[a] for i in stamped])}")
+    # Since the fiftieth session (fused_params.h's kTlWsIssued0, kTlWsTake1, kTlWsEnd1; absent
+    # from older files): the first pair split into its wgmmas' issue and the wait for the last
+    # pair, and the second consumer group against the first.
+    split = [i for i in stamped if min(i.get("ws_issued0", -1), i.get("ws_take1", -1), i.get("ws_end1", -1)) >= 0]
+    if split:
+        p(f"  consumers, split ({len(split)} items):")
+        for name, a, b in (("full[0] to pair 0's wgmmas issued", "ws_take", "ws_issued0"),
+                           ("pair 0 issued to the last pair's full passed", "ws_issued0", "ws_last"),
+                           ("second group's full[0] after the first's", "ws_take", "ws_take1"),
+                           ("second group's stores done after the first's", "end", "ws_end1")):
+            p(f"    {name:46s} {med([i[b] - i[a] for i in split])}")
     # Per block: the consumers' time split into work and waits, and each wait's producer phase.
     setup = {b["block"]: b["fill"] if b["fill"] >= 0 else b["start"] for b in blocks}
     exits = {b["block"]: b["end"] for b in blocks}

@@ -209,25 +209,27 @@ class Fused final : public Implementation {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) return;
     std::fprintf(f, "# %s grid=%d\n", plan_.describe().c_str(), grid_);
-    std::fprintf(f, "ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end,ws_pair0,ws_take,ws_last,ws_mma\n");
+    std::fprintf(f, "ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end,ws_pair0,ws_take,ws_last,ws_mma,"
+                    "ws_issued0,ws_take1,ws_end1\n");
     static const char* kType[] = {"stats", "conv", "zero"};
     for (std::size_t t = 0; t < n; ++t) {
       const unsigned long long* r = &h[kTimelineWords * t];
       const int4 it = plan_.items[t];
-      std::fprintf(f, "%zu,%s,%d,%d,%d,%llu,%llu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", t, kType[it.x], it.y, it.z, it.w,
-                   r[kTlWhere] >> 32, r[kTlWhere] & 0xffffffffull, rel(r[kTlStart]), rel(r[kTlStats]), rel(r[kTlFill]), rel(r[kTlMma]),
-                   rel(r[kTlEnd]), rel(r[kTlWsPair0]), rel(r[kTlWsTake]), rel(r[kTlWsLast]), rel(r[kTlWsMma]));
+      std::fprintf(f, "%zu,%s,%d,%d,%d,%llu,%llu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", t, kType[it.x],
+                   it.y, it.z, it.w, r[kTlWhere] >> 32, r[kTlWhere] & 0xffffffffull, rel(r[kTlStart]), rel(r[kTlStats]),
+                   rel(r[kTlFill]), rel(r[kTlMma]), rel(r[kTlEnd]), rel(r[kTlWsPair0]), rel(r[kTlWsTake]), rel(r[kTlWsLast]),
+                   rel(r[kTlWsMma]), rel(r[kTlWsIssued0]), rel(r[kTlWsTake1]), rel(r[kTlWsEnd1]));
     }
     for (int b = 0; b < grid_; ++b) {
       const unsigned long long* r = &h[blocks0 + kTimelineBlockWords * b];
-      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld,-1,-1,-1,-1\n", b, rel(r[kTlEntry]), rel(r[kTlSetup]),
+      std::fprintf(f, "-1,block,0,0,0,0,%d,%lld,%lld,%lld,-1,%lld,-1,-1,-1,-1,-1,-1,-1\n", b, rel(r[kTlEntry]), rel(r[kTlSetup]),
                    rel(r[kTlSetupBarrier]), rel(r[kTlExit]));
     }
     // The statistics kernel's blocks (v82): entry as start, exit as end, from the same origin
     // (the main kernel's first block entry; they start before it, so mostly negative).
     const std::size_t pre0 = blocks0 + kTimelineBlockWords * static_cast<std::size_t>(grid_);
     for (int b = 0; b < prestats_blocks_; ++b)
-      std::fprintf(f, "-1,prestats,0,0,0,0,%d,%lld,-1,-1,-1,%lld,-1,-1,-1,-1\n", b, rel(h[pre0 + 2 * b]), rel(h[pre0 + 2 * b + 1]));
+      std::fprintf(f, "-1,prestats,0,0,0,0,%d,%lld,-1,-1,-1,%lld,-1,-1,-1,-1,-1,-1,-1\n", b, rel(h[pre0 + 2 * b]), rel(h[pre0 + 2 * b + 1]));
     std::fclose(f);
   }
 

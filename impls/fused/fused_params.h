@@ -14,8 +14,9 @@ namespace mtabench::fused {
 #endif
 constexpr bool kTimeline = MTABENCH_FUSED_TIMELINE != 0;
 // start, statistics in, fill done, contraction done, end, sm << 32 | block; then four words only the
-// warp-specialised kernel stamps (TimelineSlot's kTlWs*).
-constexpr int kTimelineWords = 10;
+// warp-specialised kernel stamps (TimelineSlot's kTlWs*), and since the fiftieth session three more
+// of it (its first pair's wgmmas issued; the second consumer group's take and end).
+constexpr int kTimelineWords = 13;
 // Per block, after the tickets' rows: entry, thread 0's set-up done, the set-up's barrier passed,
 // exit.
 constexpr int kTimelineBlockWords = 4;
@@ -24,13 +25,18 @@ enum TimelineBlockWord : int { kTlEntry = 0, kTlSetup = 1, kTlSetupBarrier = 2, 
 // The statistics kernel's fold (prestats_fold, fused_plan.h; fused_prestats.cuh).
 enum class PrestatsFold { generic = 0, aligned = 1, lined = 2, stream = 3 };
 enum TimelineSlot : int { kTlStart = 0, kTlStats = 1, kTlFill = 2, kTlMma = 3, kTlEnd = 4, kTlWhere = 5,
-                          kTlWsPair0 = 6, kTlWsTake = 7, kTlWsLast = 8, kTlWsMma = 9 };
+                          kTlWsPair0 = 6, kTlWsTake = 7, kTlWsLast = 8, kTlWsMma = 9, kTlWsIssued0 = 10,
+                          kTlWsTake1 = 11, kTlWsEnd1 = 12 };
 // The warp-specialised kernel's conv item (fused_ws.cuh; producer = its thread 0, consumers = the
 // first consumer thread, each after its own step, not a team barrier): kTlStart the producer took
 // the item, kTlStats its statistics are in, kTlFill pair 0's `empty` passed (the consumers were
 // done with the last item's pair 0), kTlWsPair0 pair 0 written, kTlMma the last pair written;
 // kTlWsTake the consumers passed `full[0]`, kTlWsLast the last pair's `full`, kTlWsMma their
-// wgmmas done, kTlEnd their stores done. A zero item: kTlStart and kTlEnd, both the producer's.
+// wgmmas done, kTlEnd their stores done; kTlWsIssued0 the first consumer thread's pair 0 wgmmas
+// issued (its `empty[0]` arrival: from there to kTlWsLast it waits for the last pair, if at all);
+// kTlWsTake1 and kTlWsEnd1 the second consumer group's first thread passing `full[0]` and done
+// with its stores (whether the two groups run in step). A zero item: kTlStart and kTlEnd, both the
+// producer's.
 
 // Work items, in the order blocks take them (see fused_plan.cpp for why this order).
 enum ItemType : int { kStatsItem = 0, kConvItem = 1, kZeroItem = 2 };

@@ -263,7 +263,9 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     if (it.x < 0) break;
     // The timeline's stamps (a timeline build only): the first consumer thread, it.w the ticket.
     const bool stamp = kTimeline && threadIdx.x == kProducerThreads;
+    const bool stamp1 = kTimeline && threadIdx.x == kProducerThreads + 128;  // the second group's
     if (stamp) timeline_ticket_mark(p, it.w, kTlWsTake);
+    if (stamp1) timeline_ticket_mark(p, it.w, kTlWsTake1);
     float acc[ROWS][N / 2];
     bias_acc(acc, bias_r);
     unsigned a[kWsSets][kWsColumns][4];  // the fragment sets, rotating on across the chunk pairs (v115)
@@ -277,12 +279,14 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
       // The last wgmmas may still run, but they read registers and the weights only: every
       // ldmatrix of the pair was consumed by a wgmma.fence before this.
       mbar_arrive(&sh.empty[gp]);
+      if (stamp && gp == 0) timeline_ticket_mark(p, it.w, kTlWsIssued0);
     }
     wgmma_wait<0>();
     if (stamp) timeline_ticket_mark(p, it.w, kTlWsMma);
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
     store_ws_lines<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_group, 2 + r0 / ROWS);
     if (stamp) timeline_ticket_mark(p, it.w, kTlEnd);
+    if (stamp1) timeline_ticket_mark(p, it.w, kTlWsEnd1);
   }
 #endif
 }

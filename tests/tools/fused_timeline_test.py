@@ -41,14 +41,21 @@ WS_ROWS = [
     (2, "conv", 0, 1, 0, 0, 0, 8 * US, 9 * US, 9 * US, 11 * US, 14 * US, 10 * US, 10 * US, 11 * US, 13 * US),
 ]
 
+# The three stamps since the fiftieth session (ws_issued0, ws_take1, ws_end1): pair 0 issued
+# 0.5 us after full[0] (so 0.5 us waiting for the last pair) in both conv items; the second group
+# 0.25 us behind at the take and 0.75 us at the end in the first, 0.5 and 0.25 in the second
+# (medians by the tool's nearest rank of two: the larger).
+WS_SPLIT = [(3500, 3250, 7750), (-1, -1, -1), (10500, 10500, 14250)]
+
 
 def write_ws(path):
     with open(path, "w") as f:
         f.write("# wgmma-ws made-up grid=1\n")
-        f.write("ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end,ws_pair0,ws_take,ws_last,ws_mma\n")
-        for r in WS_ROWS:
-            f.write(",".join(str(x) for x in r) + "\n")
-        f.write(f"-1,block,0,0,0,0,0,0,0,{US},-1,{20 * US},-1,-1,-1,-1\n")
+        f.write("ticket,type,b,band,chunk,sm,block,start,stats,fill,mma,end,ws_pair0,ws_take,ws_last,ws_mma,"
+                "ws_issued0,ws_take1,ws_end1\n")
+        for r, extra in zip(WS_ROWS, WS_SPLIT):
+            f.write(",".join(str(x) for x in r + extra) + "\n")
+        f.write(f"-1,block,0,0,0,0,0,0,0,{US},-1,{20 * US},-1,-1,-1,-1,-1,-1,-1\n")
 
 
 def write(path, rows, blocks, prestats=()):
@@ -138,6 +145,11 @@ def main():
         expect("zero item 33.3%, statistics 33.3%, empty wait 0.0%, fill pair 0 33.3%, producer loop 0.0%, other 0.0%" in out,
                "ws wait causes", out)
         expect("waits after a zero item           1 items, median 3.00 us" in out, "ws waits after a zero item", out)
+        expect("  consumers, split (2 items):" in out, "ws split header", out)
+        expect("    full[0] to pair 0's wgmmas issued                 0.50 [0.50-0.50]" in out, "ws pair 0 issue", out)
+        expect("    pair 0 issued to the last pair's full passed      0.50 [0.50-0.50]" in out, "ws wait for the last pair", out)
+        expect("    second group's full[0] after the first's          0.50 [0.25-0.50]" in out, "ws second group's take", out)
+        expect("    second group's stores done after the first's      0.75 [0.25-0.75]" in out, "ws second group's end", out)
 
     for f in fails:
         print("FAIL:", f)
