@@ -25,8 +25,11 @@ namespace mtabench::fused {
 constexpr int kWsThreads = 512, kProducerThreads = 256;
 constexpr int kProducerGroups = kProducerThreads / 128;
 // The producer team's barrier: named barrier 1 (kTeamBarrier<256, 0> would be __syncthreads,
-// which waits for all 512 threads). The consumers' warp groups take 2 and 3 (v154's y rows).
+// which waits for all 512 threads). The consumers' warp groups take their own (v154's y rows).
 constexpr int kWsProducerBarrier = 1;
+// The consumer groups' row barriers (store_ws_lines, 128 threads each): group g takes
+// kWsConsumerBarrier0 + g.
+constexpr int kWsConsumerBarrier0 = 2;
 __device__ __forceinline__ void producer_sync() { bar_sync<kWsProducerBarrier, kProducerThreads>(); }
 constexpr int kWsMaxPairs = 4;  // chunk pairs the kernel pipelines (heads_in <= 64)
 // Registers after setmaxnreg: 512 x 128 at launch = 256 x 64 (producer) + 256 x 192 (v41-v150:
@@ -300,7 +303,7 @@ __device__ void ws_consume(const FusedParams& p, char* smem, WsShared& sh) {
     wgmma_wait<0>();
     if (stamp) timeline_ticket_mark(p, it.w, kTlWsMma);
     const long long i0 = static_cast<long long>(it.y) * p.R, j0 = static_cast<long long>(it.z) * p.TJ;
-    store_ws_lines<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_group, 2 + r0 / ROWS);
+    store_ws_lines<T, NT, ROWS>(p, acc, it.x, i0 + r0, j0, y_group, kWsConsumerBarrier0 + r0 / ROWS);
     if (stamp) timeline_ticket_mark(p, it.w, kTlEnd);
     if (stamp1) timeline_ticket_mark(p, it.w, kTlWsEnd1);
   }
