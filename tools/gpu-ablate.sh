@@ -11,7 +11,8 @@
 # 2 the mma.sync contraction (four-channel path), 4 the conv items' y stores, 8 the zero items,
 # 16 the stats items' loads, 32 fill8's score loads only (its math kept), 64 fill8's math only,
 # 128 fill8's loads from two L1-resident rows instead, 256 fill8's stores without the rotation's
-# selects at XOR-swizzled columns (fused_common.cuh).
+# selects at XOR-swizzled columns, 512 the ws consumers' y rows' read-back and global stores (their
+# stmatrix staging and barriers kept), 1024 those global stores only (fused_common.cuh).
 # Writes OUT/summary.txt (the table, the stage times) and OUT/ablate.csv (every measurement).
 # Usage: tools/gpu-ablate.sh OUT [MASK ...]   (default masks: 0 1 2 4 8 16 6 31)
 #   ABLATE_CASE="FILE:REGEX" (default workloads/seq-sweep.json:^sweep-seq4096$), ROUNDS (3).
@@ -62,7 +63,8 @@ python3 - "$csv" >>"$S" <<'EOF'
 import csv, statistics, sys
 names = {1: "conv score loads", 2: "contraction", 4: "conv y stores", 8: "zero items", 16: "stats loads",
          32: "fill8 score loads (math kept)", 64: "fill8 math (loads kept)",
-         128: "fill8 loads' latency (L1-resident)"}
+         128: "fill8 loads' latency (L1-resident)", 256: "fill8 store rotation",
+         512: "ws y rows' read-back and stores", 1024: "ws y rows' stores"}
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["duration_us"]]
 by = {}
 for r in rows:

@@ -85,6 +85,15 @@ constexpr int kAblateFill8LoadsNear = 128;
 // tile layout (the consumers' ldmatrix addresses applying the XOR) could give the producer at
 // most (the outputs are wrong). Measured +0.6% at k 7 heads 32: the selects cost nothing.
 constexpr int kAblateFill8Unrotated = 256;
+// 512 and 1024 (fifty-first session): the ws consumers' y rows (store_ws_lines) keep their
+// stmatrix staging and both barriers a row, but 512 drops the read-back (LDS) and the global
+// stores (STG), 1024 the global stores only (the read-back's values kept live). The outputs are
+// wrong. Built, not yet measured. They split bit 4's -7.0% (the whole epilogue, the fifty-first
+// session's timeline) into the staging with its barriers and the bytes leaving the SM; v155 (the
+// rows by TMA tensor stores from the same staging, candidates/) measured "same", so the threads'
+// LDS and STG instructions themselves are not the cost.
+constexpr int kAblateWsRowReadStore = 512;
+constexpr int kAblateWsRowStore = 1024;
 
 // The warp-specialised producer's fill8 store rotation (fill8_rot), for an experiment only (the
 // forty-sixth session's plan, JOURNAL.md "Ready for the next session"): which of its three

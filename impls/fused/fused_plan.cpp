@@ -17,7 +17,10 @@ constexpr int kZeroCols = 2048;    // columns per zero item
 // JOURNAL.md "Ready for the next session"): its producer writes each zero item alone (~32 us at
 // 2048 columns, k 7 heads 32) while its consumers, the bound since v151, wait 4% of their time
 // behind them; narrower items may fit the producer's ~1.6 us of slack an item. p76 (v75, when the
-// producer bounded) measured 512 +0.9% and 1024 -0.3%. The default is the kernel's plan since v1.
+// producer bounded) measured 512 +0.9% and 1024 -0.3%; the fifty-first session, with the consumers
+// bounding, 256 +2.8%, 512 +1.2/+1.2%, 1024 +0.2/+0.2%, 4096 +0.1/+0.1% (JOURNAL.md): narrower
+// zero items cost more in hand-overs than the consumers' waits they save. The default is the
+// kernel's plan since v1.
 #ifndef MTABENCH_WS_ZERO_COLS
 #define MTABENCH_WS_ZERO_COLS 2048
 #endif

@@ -46,18 +46,6 @@ static_assert(kProducerThreads * kProducerRegs + (kWsThreads - kProducerThreads)
 // registers), and the fragment sets. v117: three sets (one tile row loaded ahead) fit 3 columns
 // without serializing, but measured +1.2% at k 7 heads 32, and 2 columns at three sets +0.9%.
 constexpr int kWsColumns = 2, kWsSets = 4;
-// An experiment knob (fiftieth session, JOURNAL.md "Ready for the next session", item 0): 1 moves
-// the producer's statistics of the next item from before its `empty[0]` wait to after it, so they
-// run beside the consumers' last pair instead of their first. From the timeline, pair 0 takes
-// 8.74 us and pair 1 7.04 for the same wgmmas, and only pair 0 has the statistics beside it. With
-// 1 the timeline's kTlFill (`empty[0]` passed) comes before kTlStats, so fused_timeline.py's
-// "statistics" phase then includes the wait. 0: the kernel as measured (cubins byte-identical).
-// At 1 ptxas spills 8 bytes (stack frame 8, k 5 and 7; 0 at 0): small beside the fill's traffic,
-// but a confound to name if 1 loses narrowly.
-#ifndef MTABENCH_WS_STATS_LATE
-#define MTABENCH_WS_STATS_LATE 0
-#endif
-constexpr bool kWsStatsLate = MTABENCH_WS_STATS_LATE != 0;
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 template <int N>
@@ -149,6 +137,7 @@ __device__ __forceinline__ void store_ws_lines(const FusedParams& p, float (&acc
                      "r"(v[2 * s][0]), "r"(v[2 * s][1]), "r"(v[2 * s + 1][0]), "r"(v[2 * s + 1][1])
                      : "memory");
       group_sync();  // the row is whole
+      if constexpr ((kAblate & kAblateWsRowReadStore) != 0) continue;
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
         uint4 val;
@@ -156,6 +145,11 @@ __device__ __forceinline__ void store_ws_lines(const FusedParams& p, float (&acc
                      : "=r"(val.x), "=r"(val.y), "=r"(val.z), "=r"(val.w)
                      : "r"(ld_at[u])
                      : "memory");
+        if constexpr ((kAblate & kAblateWsRowStore) != 0) {
+          // Kept live behind a store that never runs (no value has every bit set in all four).
+          if ((val.x & val.y & val.z & val.w) == 0xffffffffu) *static_cast<unsigned*>(p.y) = val.x;
+          continue;
+        }
         if (y_at[u] != nullptr) store_stream(y_at[u] + static_cast<long long>(r) * p.S, val);
       }
     }
@@ -236,16 +230,14 @@ __device__ void ws_produce(const FusedParams& p, char* smem, WsShared& sh) {
     } else {
       const long long i0 = static_cast<long long>(cur.z) * p.R, j0 = static_cast<long long>(cur.w) * p.TJ;
       // 2.75 pairs a thread at k 7 heads 32, in one round of 4.
-      const auto statistics = [&] {
-        tile_stats<T, -1, kProducerThreads, 4, kWsProducerBarrier>(p, smem, cur.y, i0);  // ends with a barrier
-        stamp(kTlStats);
-      };
-      if constexpr (!kWsStatsLate) statistics();
+      // The statistics before the `empty[0]` wait, beside the consumers' first pair (the fifty-first
+      // session moved them after it, MTABENCH_WS_STATS_LATE: +1.1%, JOURNAL.md).
+      tile_stats<T, -1, kProducerThreads, 4, kWsProducerBarrier>(p, smem, cur.y, i0);  // ends with a barrier
+      stamp(kTlStats);
       for (int gp = 0; gp < G2; ++gp) {
         // The consumers are done with the last item's pair (and, for pair 0, its slot).
         mbar_wait(&sh.empty[gp], (handed & 1u) ^ 1u);
         if (gp == 0) stamp(kTlFill);
-        if (kWsStatsLate && gp == 0) statistics();
         fill8_pair<T>(p, reinterpret_cast<const float*>(smem + p.sm_stats), smem + p.sm_p, cur.y, i0, j0, gp);
         if (gp == 0 && threadIdx.x == 0) sh.slot = make_int4(cur.y, cur.z, cur.w, static_cast<int>(ticket));
         mbar_arrive(&sh.full[gp]);
