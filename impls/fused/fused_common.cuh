@@ -88,10 +88,11 @@ constexpr int kAblateFill8Unrotated = 256;
 // 512 and 1024 (fifty-first session): the ws consumers' y rows (store_ws_lines) keep their
 // stmatrix staging and both barriers a row, but 512 drops the read-back (LDS) and the global
 // stores (STG), 1024 the global stores only (the read-back's values kept live). The outputs are
-// wrong. Built, not yet measured. They split bit 4's -7.0% (the whole epilogue, the fifty-first
-// session's timeline) into the staging with its barriers and the bytes leaving the SM; v155 (the
-// rows by TMA tensor stores from the same staging, candidates/) measured "same", so the threads'
-// LDS and STG instructions themselves are not the cost.
+// wrong. They split bit 4's ~7% (the whole epilogue, the fifty-first session's timeline): 512
+// measured -5.7% at k 7 heads 32 (Nsight Compute), so the staging and its barriers are ~1.3%;
+// 1024, not yet run, tells the read-back from the bytes leaving the SM. v155 (the rows by TMA
+// tensor stores from the same staging, candidates/) measured "same": the threads' LDS and STG
+// instructions themselves are not the cost (JOURNAL.md).
 constexpr int kAblateWsRowReadStore = 512;
 constexpr int kAblateWsRowStore = 1024;
 
