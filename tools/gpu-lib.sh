@@ -31,7 +31,7 @@ build_tree() {
 }
 
 # This tree's mtabench alone, once per "DIR=FLAGS" argument (DIR up to the first "="; FLAGS both
-# the CUDA and the C++ flags, so a host-side knob such as the plan's MTABENCH_WS_ZERO_COLS works), all
+# the CUDA and the C++ flags, so a host-side knob in the plan's code works too), all
 # builds at once with the cores shared (gpu-ablate.sh's masks, gpu-variants.sh's knobs); a failed
 # build's log end goes into the summary and the script exits 1.
 # Usage: build_flag_variants DIR=FLAGS ...

@@ -13,19 +13,10 @@ namespace {
 constexpr int kRows = 16;          // R: rows per band; >= 2r for every k <= 11, so a tile's halo
                                    // needs only the neighbouring bands' statistics
 constexpr int kZeroCols = 2048;    // columns per zero item
-// The warp-specialised kernel's zero-item width, a build-time experiment knob (fiftieth session,
-// JOURNAL.md "Ready for the next session"): its producer writes each zero item alone (~32 us at
-// 2048 columns, k 7 heads 32) while its consumers, the bound since v151, wait 4% of their time
-// behind them; narrower items may fit the producer's ~1.6 us of slack an item. p76 (v75, when the
-// producer bounded) measured 512 +0.9% and 1024 -0.3%; the fifty-first session, with the consumers
-// bounding, 256 +2.8%, 512 +1.2/+1.2%, 1024 +0.2/+0.2%, 4096 +0.1/+0.1% (JOURNAL.md): narrower
-// zero items cost more in hand-overs than the consumers' waits they save. The default is the
-// kernel's plan since v1.
-#ifndef MTABENCH_WS_ZERO_COLS
-#define MTABENCH_WS_ZERO_COLS 2048
-#endif
-constexpr int kWsZeroCols = MTABENCH_WS_ZERO_COLS;
-static_assert(kWsZeroCols >= 64 && kWsZeroCols % 64 == 0, "MTABENCH_WS_ZERO_COLS: whole 64-column tiles");
+// The warp-specialised plans' zero items at other widths (a build knob of the fiftieth and
+// fifty-first sessions, removed): with the producer bounding (p76) 512 +0.9% and 1024 -0.3%; with
+// the consumers bounding, k 7 heads 32 256 +2.8%, 512 +1.2%, 1024 +0.2%, 4096 +0.1%: narrower
+// items cost more in hand-overs than the consumers' waits behind them save (JOURNAL.md).
 constexpr int kLocalMaxSeq = 256;  // up to here a block computes its own rows' statistics
 constexpr int kFmaChannels = 8;    // fp32 path: channels per probability tile
 int align16(int x) { return (x + 15) / 16 * 16; }
@@ -307,7 +298,6 @@ FusedPlan plan_with_rows(const Workload& w, int smem_optin, int window, int lead
   // pipe idle; the statistics kernel reads the triangle once instead. With v132's wide fold (222
   // us) k 7 heads 32 was +0.6%; with v139's streaming fold (140 us) -5.0% (JOURNAL.md v138-v139).
   p.prestats = !p.local_stats && (p.ws || p.S <= prestats_max) ? 1 : 0;
-  if (p.ws) p.ZC = kWsZeroCols;
   if (!fits) {
     plan.why_not = fmt::format("no tiling fits in {} bytes of shared memory per block (k {}, heads {}/{})", smem_optin,
                                p.K, p.C, p.O);
