@@ -189,6 +189,21 @@ TEST(FusedGpu, StatisticsKernelFolds) {
                                   {3, 1018, 1, 8, 4, DType::fp16}});
 }
 
+// The "seq up to at least 32768, indexing in 64 bits where products can pass 2^31": one
+// shape a path whose tensors hold more than 2^31 elements (and, but for the small path, a
+// (batch, channel) plane or batch item past 2^31 too), so a 32-bit product anywhere in the
+// kernels, their plans or the statistics kernel wraps. The gate checks them against sampled fp64
+// oracle rows and the whole of y against the GPU reference. Memory: up to ~40 GB a case.
+TEST(FusedGpu, IndexesPast32Bits) {
+  MTABENCH_REQUIRE_GPU();
+  expect_shapes_pass("64bit", {{3, 32768, 1, 4, 4, DType::bf16},   // few heads: fill4, 2^32 elements
+                               {3, 32768, 1, 2, 2, DType::fp32},   // fp32 FMA path, 2^31
+                               {5, 16384, 1, 8, 12, DType::bf16},  // ldmatrix path, y 3 x 2^30
+                               {5, 16384, 1, 16, 16, DType::fp16}, // register-A wgmma, 2^32
+                               {7, 8192, 2, 32, 32, DType::bf16},  // warp-specialised + statistics kernel, 2^32
+                               {3, 256, 9000, 4, 4, DType::bf16}});  // small path, 2.4e9 elements over 9000 batches
+}
+
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
   MTABENCH_REQUIRE_GPU();
   RunOptions opt = quick_options(/*verify_only=*/false);
