@@ -60,7 +60,9 @@ class CaseBackend {
   virtual HostInputs inputs() = 0;
   virtual HostTensor output() = 0;
   // The GPU reference on the current inputs (fp32, y layout), where there is a device.
-  virtual std::optional<std::vector<float>> reference_fp32() { return std::nullopt; }
+  // The GPU reference's y (fp32, y layout), straight into a host tensor: at 2^33 elements a
+  // second copy would be another 32 GB of host memory.
+  virtual std::optional<HostTensor> reference_fp32() { return std::nullopt; }
   virtual StreamProbe probe_call() { return {}; }  // a call with the stream held (device only)
 };
 

@@ -184,6 +184,32 @@ TEST_P(ReferenceGpu, RegisteredImplementationIsTimedAndPasses) {
   EXPECT_FALSE(r["floor"]["impossible"].get<bool>());
 }
 
+// More (batch, channel, row) rows than one launch of 2^20 blocks has warps (8,388,608): the
+// row statistics must stride over them. Version 1 left the rows past the cap with stale
+// statistics, and the gate then refused a verdict at seq 256, batch 9000 (its check of this
+// checker against the oracle: relative L2 error 0.17). The sampled rows include the last batch.
+TEST(ReferenceGpuLarge, RowStatisticsPastTheLaunchCap) {
+  MTABENCH_REQUIRE_GPU();
+  CaseContext& ctx = gpu_context();
+  const Workload w = make_workload(3, 32, 70000, 4, 4, DType::bf16);  // 8,960,000 rows
+  ASSERT_GT(w.batch * w.heads_in * w.seq, std::int64_t{1} << 23);
+  DeviceTensors dt(w);
+  generate_inputs_device(w, 11, InputSets{0, 0}, dt, ctx.stream);
+  DeviceBuffer y32(static_cast<std::size_t>(w.y_elems()) * sizeof(float));
+  DeviceBuffer scratch(reference::scratch_bytes(w));
+  MTABENCH_CUDA_CALL(cudaMemsetAsync(y32.get(), 0xff, y32.bytes(), ctx.stream));  // poison
+  reference::run_gpu(w, TensorArgs{dt.scores.get(), dt.weight.get(), dt.bias.get(), y32.get()}, scratch.get(),
+                     /*out_fp32=*/true, ctx.stream);
+  MTABENCH_CUDA_CALL(cudaStreamSynchronize(ctx.stream));
+  HostTensor y(DType::fp32, static_cast<std::size_t>(w.y_elems()));
+  MTABENCH_CUDA_CALL(cudaMemcpy(y.data(), y32.get(), y32.bytes(), cudaMemcpyDeviceToHost));
+  const HostInputs in = download_inputs(w, dt);
+  const std::vector<RowRef> rows = {{0, 0}, {0, 31}, {35000, 17}, {69999, 0}, {69999, 30}, {69999, 31}};
+  const CheckResult r = check_rows(w, y, rows, oracle_rows(w, in, rows), 1e-5);
+  EXPECT_TRUE(r.passed) << r.summary();
+  EXPECT_EQ(r.unwritten, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, ReferenceGpu, ::testing::Values(DType::bf16, DType::fp16, DType::fp32),
                          [](const ::testing::TestParamInfo<DType>& i) { return std::string(dtype_name(i.param)); });
 
