@@ -60,8 +60,8 @@ class CaseBackend {
   virtual HostInputs inputs() = 0;
   virtual HostTensor output() = 0;
   // The GPU reference on the current inputs (fp32, y layout), where there is a device.
-  // The GPU reference's y (fp32, y layout), straight into a host tensor: at 2^33 elements a
-  // second copy would be another 32 GB of host memory.
+  // The GPU reference's y (fp32, y layout), straight into a host tensor: a second copy would
+  // be another 4 bytes an element (16 GB at seq 32768, batch 1, heads 4).
   virtual std::optional<HostTensor> reference_fp32() { return std::nullopt; }
   virtual StreamProbe probe_call() { return {}; }  // a call with the stream held (device only)
 };

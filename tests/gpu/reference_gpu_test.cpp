@@ -198,6 +198,8 @@ TEST(ReferenceGpuLarge, RowStatisticsPastTheLaunchCap) {
   DeviceBuffer y32(static_cast<std::size_t>(w.y_elems()) * sizeof(float));
   DeviceBuffer scratch(reference::scratch_bytes(w));
   MTABENCH_CUDA_CALL(cudaMemsetAsync(y32.get(), 0xff, y32.bytes(), ctx.stream));  // poison
+  // Statistics never computed would be NaN, not whatever the allocation held.
+  MTABENCH_CUDA_CALL(cudaMemsetAsync(scratch.get(), 0xff, scratch.bytes(), ctx.stream));
   reference::run_gpu(w, TensorArgs{dt.scores.get(), dt.weight.get(), dt.bias.get(), y32.get()}, scratch.get(),
                      /*out_fp32=*/true, ctx.stream);
   MTABENCH_CUDA_CALL(cudaStreamSynchronize(ctx.stream));

@@ -846,12 +846,13 @@ TEST(FusedPlan, LdmatrixPathTakesTheseShapes) {
     EXPECT_LE(pl->p.sm_total, (227 * 1024 + 1024) / 2 - 1024);
 }
 
-// FusedGpu.DISABLED_IndexesPast32Bits' shapes (y just past 2^31 elements): each takes the path
+// FusedGpu.DISABLED_IndexesPast32Bits' shapes (scores and y just past 2^31 elements): each takes the path
 // its comment names, so that test covers every kernel past 32-bit products.
 TEST(FusedPlan, SixtyFourBitShapesTakeEachPath) {
   auto plan = [](int k, long long seq, int batch, int hin, int hout, DType t) {
     const Workload w = shape(k, seq, batch, hin, hout, t);
     EXPECT_GT(w.y_elems(), std::int64_t{1} << 31) << w.shape_string();
+    EXPECT_GT(w.scores_elems(), std::int64_t{1} << 31) << w.shape_string();
     const FusedPlan pl = make_plan(w, 227 * 1024, kPlanWindow, kLeadWindows, true);
     EXPECT_TRUE(pl.why_not.empty()) << pl.why_not;
     EXPECT_EQ(pl.p.n_items, static_cast<long long>(pl.items.size()));
@@ -862,7 +863,7 @@ TEST(FusedPlan, SixtyFourBitShapesTakeEachPath) {
   EXPECT_EQ(few.p.fill4, 1);
   EXPECT_EQ(few.p.ldsm, 0);
   EXPECT_FALSE(plan(3, 23176, 1, 4, 4, DType::fp32).mma);
-  const FusedPlan ldsm = plan(5, 13384, 1, 8, 12, DType::bf16);
+  const FusedPlan ldsm = plan(5, 16392, 1, 8, 12, DType::bf16);
   EXPECT_EQ(ldsm.p.ldsm, 1);
   EXPECT_EQ(ldsm.p.wgmma, 0);
   const FusedPlan rs = plan(5, 11592, 1, 16, 16, DType::fp16);
