@@ -194,6 +194,22 @@ std::unique_ptr<CaseBackend> make_host_backend(const Workload& w, Implementation
 Gate::Gate(const Workload& w, CaseBackend& backend, GateOptions opt, bool tf32)
     : w_(w), b_(backend), opt_(opt), tol_(tolerance_for(w.dtype, tf32)), rng_(opt.seed * 0x9e3779b97f4a7c15ull + 17) {}
 
+GateMemory gate_memory(const Workload& w, const GateOptions& opt) {
+  const double size = static_cast<double>(dtype_size(w.dtype));
+  const double inputs = static_cast<double>(w.scores_elems() + w.weight_elems() + w.bias_elems()) * size;
+  const double y = static_cast<double>(w.y_elems());
+  GateMemory m;
+  m.device_bytes = inputs + y * size;
+  m.host_bytes = inputs + y * size;
+  if (oracle_macs(w) <= opt.oracle_full_max_macs) {
+    m.host_bytes += 8 * y;  // oracle_full's y
+  } else {
+    m.device_bytes += 4 * y + static_cast<double>(reference::scratch_bytes(w));
+    m.host_bytes += 4 * y;
+  }
+  return m;
+}
+
 InputSets Gate::sample_sets(std::int64_t sample) {
   const auto s = static_cast<std::uint64_t>(1000 + sample);
   return {s, s};

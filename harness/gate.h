@@ -71,6 +71,16 @@ std::unique_ptr<CaseBackend> make_device_backend(const Workload& w, Implementati
 std::unique_ptr<CaseBackend> make_host_backend(const Workload& w, Implementation& impl,
                                                std::uint64_t seed);
 
+// What the gate itself holds for one case of a device implementation: on the device, the four
+// tensors and, where the oracle checks sampled rows only, the GPU reference checker's fp32 y and
+// scratch; on the host, the downloaded inputs and y, and that checker's y (or the full oracle's
+// fp64 y). The implementation's own memory is its check_support's business. run_case refuses a
+// workload the gate cannot hold, with both figures, rather than fail mid-gate for want of memory.
+struct GateMemory {
+  double device_bytes = 0, host_bytes = 0;
+};
+GateMemory gate_memory(const Workload& w, const GateOptions& opt);
+
 class Gate {
  public:
   Gate(const Workload& w, CaseBackend& backend, GateOptions opt, bool tf32);

@@ -70,6 +70,11 @@ nlohmann::json host_provenance() {
           {"cpu_threads", std::thread::hardware_concurrency()}};
 }
 
+double host_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0.0;
+}
+
 std::string host_hardware_key() {
   std::string key = "cpu-";
   for (char c : cpu_model()) {

@@ -115,6 +115,18 @@ CaseResult run_case(const Workload& w, const RegistryEntry& entry, const RunOpti
   const Support sup = impl->check_support(w, dev);
   if (!sup.ok) return finish(kUnsupported, sup.reason);
   if (!host && !dev) return finish(kUnsupported, "needs a CUDA device; none is usable here");
+  if (!host) {
+    const GateMemory need = gate_memory(w, opt.gate);
+    const double gib = 1024.0 * 1024.0 * 1024.0, host_mem = host_memory_bytes();
+    if (need.device_bytes > 0.9 * static_cast<double>(dev->memory_bytes))
+      return finish(kUnsupported, fmt::format("the harness's gate needs {:.1f} GiB of device memory for this workload "
+                                              "(its tensors and the GPU reference checker); the device has {:.1f} GiB",
+                                              need.device_bytes / gib, static_cast<double>(dev->memory_bytes) / gib));
+    if (host_mem > 0 && need.host_bytes > 0.9 * host_mem)
+      return finish(kUnsupported, fmt::format("the harness's gate needs {:.1f} GiB of host memory for this workload "
+                                              "(downloaded inputs, y and the checker's y); this machine has {:.1f} GiB",
+                                              need.host_bytes / gib, host_mem / gib));
+  }
 
   try {
     const std::uint64_t seed = w.seed.value_or(opt.seed);

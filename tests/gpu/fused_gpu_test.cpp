@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <initializer_list>
 #include <string>
@@ -213,6 +214,22 @@ TEST(FusedGpu, DISABLED_IndexesPast32Bits) {
                                {5, 11592, 1, 16, 16, DType::fp16}, // register-A wgmma
                                {7, 8200, 1, 32, 32, DType::bf16},  // warp-specialised + statistics kernel
                                {3, 256, 8200, 4, 4, DType::bf16}});  // small path
+}
+
+// A workload whose tensors fit the device (fused supports it) but whose gate does not (its GPU
+// reference checker needs the fp32 y and probabilities beside them): unsupported, with the
+// harness's figures, before anything is allocated (harness/gate.h, gate_memory).
+TEST(FusedGpu, GateRefusesAWorkloadItCannotHold) {
+  MTABENCH_REQUIRE_GPU();
+  const double mem = static_cast<double>(gpu_context().device->memory_bytes);
+  // bf16, batch 1, heads 4/4: tensors 16 S^2 bytes (half of 0.9 mem), the gate 48 S^2 (1.35 mem).
+  const std::int64_t seq = static_cast<std::int64_t>(std::sqrt(0.9 * mem / 32) / 8) * 8;
+  const Workload w = make_workload(3, seq, 1, 4, 4, DType::bf16);
+  CaseResult r = run_case(w, fused_entry(), quick_options(), gpu_context());
+  ASSERT_FALSE(r.context_lost);
+  EXPECT_EQ(r.record["outcome"], "unsupported") << w.shape_string() << ": " << r.record["reason"];
+  EXPECT_NE(r.record["reason"].get<std::string>().find("the harness's gate needs"), std::string::npos)
+      << r.record["reason"];
 }
 
 TEST(FusedGpu, TimedWithGraphReplayStaysCorrect) {
