@@ -194,6 +194,11 @@ std::unique_ptr<CaseBackend> make_host_backend(const Workload& w, Implementation
 Gate::Gate(const Workload& w, CaseBackend& backend, GateOptions opt, bool tf32)
     : w_(w), b_(backend), opt_(opt), tol_(tolerance_for(w.dtype, tf32)), rng_(opt.seed * 0x9e3779b97f4a7c15ull + 17) {}
 
+namespace {
+// The oracle checks every row (no GPU reference checker) where that is affordable.
+bool full_oracle(const Workload& w, const GateOptions& opt) { return oracle_macs(w) <= opt.oracle_full_max_macs; }
+}  // namespace
+
 GateMemory gate_memory(const Workload& w, const GateOptions& opt) {
   const double size = static_cast<double>(dtype_size(w.dtype));
   const double inputs = static_cast<double>(w.scores_elems() + w.weight_elems() + w.bias_elems()) * size;
@@ -201,7 +206,7 @@ GateMemory gate_memory(const Workload& w, const GateOptions& opt) {
   GateMemory m;
   m.device_bytes = inputs + y * size;
   m.host_bytes = inputs + y * size;
-  if (oracle_macs(w) <= opt.oracle_full_max_macs) {
+  if (full_oracle(w, opt)) {
     m.host_bytes += 8 * y;  // oracle_full's y
   } else {
     m.device_bytes += 4 * y + static_cast<double>(reference::scratch_bytes(w));
@@ -236,7 +241,7 @@ GateStep Gate::check_now(const std::string& name, InputSets sets) {
   step.mutated = b_.mutated_inputs(sets);
   const HostInputs in = b_.inputs();
   const HostTensor y = b_.output();
-  if (oracle_macs(w_) <= opt_.oracle_full_max_macs) {
+  if (full_oracle(w_, opt_)) {
     const auto rows = all_rows(w_);
     step.check = check_rows(w_, y, rows, oracle_rows(w_, in, rows), tol_);
     return step;

@@ -59,9 +59,8 @@ class CaseBackend {
   virtual std::vector<std::string> mutated_inputs(InputSets expected) = 0;
   virtual HostInputs inputs() = 0;
   virtual HostTensor output() = 0;
-  // The GPU reference on the current inputs (fp32, y layout), where there is a device.
-  // The GPU reference's y (fp32, y layout), straight into a host tensor: a second copy would
-  // be another 4 bytes an element (16 GB at seq 32768, batch 1, heads 4).
+  // The GPU reference on the current inputs (fp32, y layout), where there is a device; straight
+  // into a host tensor (a second copy would be another 4 bytes an element: 16 GB at seq 32768).
   virtual std::optional<HostTensor> reference_fp32() { return std::nullopt; }
   virtual StreamProbe probe_call() { return {}; }  // a call with the stream held (device only)
 };
