@@ -197,15 +197,14 @@ TEST(FusedGpu, StatisticsKernelFolds) {
 // The "indexing in 64 bits where products can pass 2^31": one shape a path whose scores
 // and y hold just over 2^31 elements (a batch item too, but for the small path: 8200 batches of
 // seq 256), so a signed 32-bit product anywhere in the kernels, their plans or the statistics
-// kernel wraps. (An unsigned 32-bit one would wrap only past 2^32: the shapes at twice these
-// sizes below were run once by hand, not here, to keep this test to minutes.) The
-// gate checks them against sampled fp64 oracle rows and the whole of y against the GPU reference.
-// ~3-4 minutes on an H200, mostly the gate's host-side checks of 2^31 elements a case, so
-// DISABLED_ here and run by its own ctest entry, fused_indexes_past_32_bits (labels gpu and
-// large: `ctest -L gpu -LE large` leaves it out). FusedPlan.SixtyFourBitShapesTakeEachPath pins
-// the paths. At twice these sizes (seq 32768 few heads and fp32, 16384 ldmatrix and register-A,
-// 8192 batch 2 warp-specialised) every path passed `mtabench verify` on an H200 (JOURNAL.md,
-// fifty-third session).
+// kernel wraps. The gate checks them against sampled fp64 oracle rows and the whole of y
+// against the GPU reference. ~3-4 minutes on an H200, mostly the gate's host-side checks of 2^31
+// elements a case, so DISABLED_ here and run by its own ctest entry, fused_indexes_past_32_bits
+// (labels gpu and large: `ctest -L gpu -LE large` leaves it out).
+// FusedPlan.SixtyFourBitShapesTakeEachPath pins the paths. An unsigned 32-bit product would wrap
+// only past 2^32: at those sizes (seq 32768 few heads and fp32, 16384 ldmatrix and register-A,
+// 8192 batch 2 warp-specialised) every path passed `mtabench verify` on an H200 once, by hand
+// (JOURNAL.md, fifty-third session), not here, to keep this test to minutes.
 TEST(FusedGpu, DISABLED_IndexesPast32Bits) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("64bit", {{3, 23176, 1, 4, 4, DType::bf16},   // few heads (fill4)

@@ -1,6 +1,6 @@
 // What the gate itself holds for a case (gate_memory, harness/gate.h): run_case refuses, with
 // both figures, a workload whose gate would not fit the device or the host, instead of failing
-// mid-gate for want of memory (a 32 GB host copy of the checker's y at seq 32768, say).
+// mid-gate for want of memory (the checker's fp32 y alone is 16 GiB at seq 32768, batch 1).
 #include "harness/gate.h"
 #include "impls/reference/reference_gpu.h"
 #include "tests/test_workload.h"
@@ -13,12 +13,16 @@ namespace {
 constexpr auto make = &testing::make_workload;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// The four tensors in the workload dtype (2 bytes here): what the gate holds in any case.
+double tensor_bytes(const Workload& w) {
+  return static_cast<double>(w.scores_elems() + w.weight_elems() + w.bias_elems() + w.y_elems()) * 2.0;
+}
+
 TEST(GateMemory, SmallWorkloadsHoldTheTensorsAndTheFullOracle) {
   const Workload w = make(3, 32, 2, 4, 4, DType::bf16);  // the seed: the oracle checks every row
   const GateMemory m = gate_memory(w, GateOptions{});
-  const double tensors = (w.scores_elems() + w.weight_elems() + w.bias_elems() + w.y_elems()) * 2.0;
-  EXPECT_DOUBLE_EQ(m.device_bytes, tensors);
-  EXPECT_DOUBLE_EQ(m.host_bytes, tensors + 8.0 * w.y_elems());
+  EXPECT_DOUBLE_EQ(m.device_bytes, tensor_bytes(w));
+  EXPECT_DOUBLE_EQ(m.host_bytes, tensor_bytes(w) + 8.0 * w.y_elems());
 }
 
 TEST(GateMemory, LargeWorkloadsAddTheGpuReferenceChecker) {
@@ -27,8 +31,8 @@ TEST(GateMemory, LargeWorkloadsAddTheGpuReferenceChecker) {
   const Workload w = make(3, 32768, 1, 4, 4, DType::bf16);
   const GateMemory m = gate_memory(w, GateOptions{});
   EXPECT_NEAR(m.device_bytes / kGiB, 8 + 8 + 16 + 16, 0.01);
-  const double tensors = (w.scores_elems() + w.weight_elems() + w.bias_elems() + w.y_elems()) * 2.0;
-  EXPECT_DOUBLE_EQ(m.device_bytes, tensors + 4.0 * w.y_elems() + static_cast<double>(reference::scratch_bytes(w)));
+  EXPECT_DOUBLE_EQ(m.device_bytes,
+                   tensor_bytes(w) + 4.0 * w.y_elems() + static_cast<double>(reference::scratch_bytes(w)));
   EXPECT_NEAR(m.host_bytes / kGiB, 8 + 8 + 16, 0.01);
   // A lower bound for the full oracle moves the same workload to it (no checker on the device).
   GateOptions all;
