@@ -10,6 +10,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -37,7 +38,7 @@ class Fused final : public Implementation {
     // The kernel's version in JOURNAL.md. Records up to 2026-11-29 19:07Z say "1"; records of v5
     // to v13 (to 2026-11-30 02:31Z) all say "5": it was not bumped, their source_digest tells them
     // apart.
-    i.version = "154";
+    i.version = "157";
     i.language = "cuda";
     i.license = "Apache-2.0";
     i.source = "impls/fused/fused_kernel.cuh";
@@ -83,6 +84,13 @@ class Fused final : public Implementation {
     small_ = make_small_plan(w, smem, dev->sm_count);
     if (small_.why_not.empty()) {
       prepare_small_kernel(small_, dtype_);
+#if MTABENCH_FUSED_TIMELINE
+      timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
+      timeline_words_ = static_cast<std::size_t>(kSmallTimelineWords) * small_.grid;
+      MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, timeline_words_ * sizeof(unsigned long long)));
+      MTABENCH_CUDA_CALL(cudaMemset(timeline_, 0, timeline_words_ * sizeof(unsigned long long)));
+      small_.p.timeline = static_cast<unsigned long long*>(timeline_);
+#endif
       return;
     }
     // Occupancy depends only on the tiling; the item order depends on how many blocks run at
@@ -200,6 +208,10 @@ class Fused final : public Implementation {
     if (!timeline_ || !dir) return;
     std::vector<unsigned long long> h(timeline_words_);
     if (cudaMemcpy(h.data(), timeline_, h.size() * sizeof(h[0]), cudaMemcpyDeviceToHost) != cudaSuccess) return;
+    if (small_.why_not.empty()) {
+      dump_small_timeline(dir, h);
+      return;
+    }
     const std::size_t n = plan_.items.size(), blocks0 = static_cast<std::size_t>(kTimelineWords) * n;
     unsigned long long t0 = ~0ull;
     for (int b = 0; b < grid_; ++b)
@@ -230,6 +242,25 @@ class Fused final : public Implementation {
     const std::size_t pre0 = blocks0 + kTimelineBlockWords * static_cast<std::size_t>(grid_);
     for (int b = 0; b < prestats_blocks_; ++b)
       std::fprintf(f, "-1,prestats,0,0,0,0,%d,%lld,-1,-1,-1,%lld,-1,-1,-1,-1,-1,-1,-1\n", b, rel(h[pre0 + 2 * b]), rel(h[pre0 + 2 * b + 1]));
+    std::fclose(f);
+  }
+
+  // The small kernel's stamps (fused_small_params.h, SmallTimelineWord), one row a block, ns from
+  // the first block's entry: entry, loads, probs, weights, barrier, conv, exit, then its SM.
+  void dump_small_timeline(const char* dir, const std::vector<unsigned long long>& h) const noexcept {
+    unsigned long long t0 = ~0ull;
+    for (int b = 0; b < small_.grid; ++b)
+      if (h[kSmallTimelineWords * b + kStEntry]) t0 = std::min(t0, h[kSmallTimelineWords * b + kStEntry]);
+    std::FILE* f = std::fopen(fmt::format("{}/{}.csv", dir, timeline_name_).c_str(), "w");
+    if (!f) return;
+    std::fprintf(f, "# small kernel, grid=%d RB=%d NCOL=%d G=%d\n", small_.grid, small_.p.RB, small_.p.NCOL, small_.p.G);
+    std::fprintf(f, "block,sm,entry,loads,probs,weights,barrier,conv,exit\n");
+    for (int b = 0; b < small_.grid; ++b) {
+      const unsigned long long* r = &h[kSmallTimelineWords * b];
+      std::fprintf(f, "%d,%llu", b, r[kStSm]);
+      for (int w = kStEntry; w <= kStExit; ++w) std::fprintf(f, ",%lld", r[w] ? static_cast<long long>(r[w] - t0) : -1ll);
+      std::fprintf(f, "\n");
+    }
     std::fclose(f);
   }
 

@@ -22,6 +22,28 @@
 
 namespace mtabench::fused {
 
+// Thread 0's stamp of word `w` of its block's timeline row (the diagnostic build only): the time
+// once `dep` is available (setp reads it first, so the stamp waits for a load that produces it).
+__device__ __forceinline__ void small_mark(const SmallParams& p, int w, float dep = 0.f) {
+#if MTABENCH_FUSED_TIMELINE
+  if (threadIdx.x != 0 || !p.timeline) return;
+  unsigned long long t;
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.eq.f32 q, %1, 0f7F7FFFFF;\n\tmov.u64 %0, %%globaltimer;\n\t@q add.u64 %0, %0, 1;\n\t}"
+               : "=l"(t) : "f"(dep) : "memory");
+  unsigned long long* row = p.timeline + static_cast<long long>(kSmallTimelineWords) * blockIdx.x;
+  row[w] = t;
+  if (w == kStEntry) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    row[kStSm] = sm;
+  }
+#else
+  (void)p;
+  (void)w;
+  (void)dep;
+#endif
+}
+
 // KT: the kernel width at compile time (3), or 0 for any. NCOL: columns per lane in the row
 // loads (p.NCOL; 32 NCOL >= seq).
 template <class T, int KT, int NCOL>
@@ -36,17 +58,26 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   const int halo = p.RB + 2 * p.r;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const T* scores = static_cast<const T*>(p.scores);
+  small_mark(p, kStEntry);
 
-  // The weights' lines are prefetched into L2 now and read after the rows' loads are issued, so
-  // the two DRAM round trips overlap instead of following each other.
+  // v157: the weights' and the bias's loads go out first, one source element a thread held in a
+  // register until phase 1 is done, so their DRAM round trip overlaps the rows' (the timeline of
+  // the seed: staging them after phase 1, from L2 after a prefetch, took 0.6 of the kernel's
+  // 2.7 us). Elements past the block's threads (heads x channels x k^2 > 256) are prefetched into
+  // L2 now and loaded after phase 1, as all of them were before.
   const T* w = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
   const int K = KT > 0 ? KT : p.K;
-  const int kk = K * K, n_w = p.O4 * p.C * kk;
+  const int kk = K * K, n_src = p.O * p.C * kk;  // weight [O][C][K][K] in the workload dtype
+  const bool has_w = threadIdx.x < n_src, has_b = threadIdx.x < p.O;
+  T w_raw{}, b_raw{};
+  if (has_w) w_raw = w[threadIdx.x];
+  if (has_b) b_raw = bias[threadIdx.x];
   {
-    const int lines = (p.O * p.C * kk * static_cast<int>(sizeof(T)) + 127) / 128;
-    for (int e = threadIdx.x; e < lines; e += kSmallThreads)
+    const int first = kSmallThreads * static_cast<int>(sizeof(T)) / 128;  // lines the registers cover
+    const int lines = (n_src * static_cast<int>(sizeof(T)) + 127) / 128;
+    for (int e = first + threadIdx.x; e < lines; e += kSmallThreads)
       asm volatile("prefetch.global.L2 [%0];" ::"l"(reinterpret_cast<const char*>(w) + 128 * e));
-    if (threadIdx.x == kSmallThreads - 1) asm volatile("prefetch.global.L2 [%0];" ::"l"(p.bias));
   }
   // 1. Probabilities of rows i0 - r .. i0 + RB + r - 1, all channels; two pairs per warp.
   const int pairs = halo * p.C;
@@ -90,6 +121,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
         }
       }
     }
+    if (pair0 == 0) small_mark(p, kStLoads, x[0][0]);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int pair = pair0 + h;
@@ -117,15 +149,28 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       if (lane < 2 * p.r) dst[lane < p.r ? lane : p.S + lane] = 0.f;  // the zero padding columns
     }
   }
-  // Weights as [c][u][v][o4] and the bias, fp32 (from L2 by now).
-  for (int e = threadIdx.x; e < n_w; e += kSmallThreads) {
-    const int o = e % p.O4, cuv = e / p.O4;  // cuv = (c * K + u) * K + v
-    const int c = cuv / kk, uv = cuv - c * kk;
-    ws[e] = o < p.O ? to_f(w[(o * p.C + c) * kk + uv]) : 0.f;
+  small_mark(p, kStProbs);
+  // Weights as [c][u][v][o4] and the bias, fp32. Source element e = o (C k^2) + rem with
+  // rem = (c K + u) K + v goes to ws[rem O4 + o]; heads o in [O, O4) are zeros.
+  const int ckk = p.C * kk, pad = p.O4 - p.O;
+  if (has_w) {
+    const int o = threadIdx.x / ckk;
+    ws[(threadIdx.x - o * ckk) * p.O4 + o] = to_f(w_raw);
   }
-  for (int o = threadIdx.x; o < p.O4; o += kSmallThreads)  // heads_out may pass the block size (fp32)
-    bias_s[o] = o < p.O ? to_f(static_cast<const T*>(p.bias)[o]) : 0.f;
+  for (int e = threadIdx.x + kSmallThreads; e < n_src; e += kSmallThreads) {
+    const int o = e / ckk;
+    ws[(e - o * ckk) * p.O4 + o] = to_f(w[e]);
+  }
+  for (int e = threadIdx.x; e < ckk * pad; e += kSmallThreads) {
+    const int rem = e / pad;
+    ws[rem * p.O4 + p.O + (e - rem * pad)] = 0.f;
+  }
+  if (threadIdx.x < p.O4) bias_s[threadIdx.x] = has_b ? to_f(b_raw) : 0.f;
+  for (int o = threadIdx.x + kSmallThreads; o < p.O4; o += kSmallThreads)  // heads_out may pass the block size (fp32)
+    bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
+  small_mark(p, kStWeights, ws[0] + bias_s[0]);
   __syncthreads();
+  small_mark(p, kStBarrier);
 
   // 2. The convolution. Task t: channel group g = t mod G (lanes next to each other), then the
   // block's position e = (ii, j), then the head group og; every thread runs the same number of
@@ -161,6 +206,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     for (int o = G / 2; o > 0; o /= 2)
 #pragma unroll
       for (int x = 0; x < 4; ++x) acc[x] += __shfl_xor_sync(0xffffffffu, acc[x], o);
+    if (t0 == 0) small_mark(p, kStConv, acc[0]);
     if (live && g == 0) {
       T* yp = y + (static_cast<long long>(b) * p.O * p.S + i) * p.S + j;
 #pragma unroll
@@ -168,6 +214,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
         if (oc + oo < p.O) yp[(oc + oo) * plane] = from_f<T>(j <= i ? acc[oo] + bias_s[oc + oo] : 0.f);
     }
   }
+  small_mark(p, kStExit);
 }
 
 }  // namespace mtabench::fused
