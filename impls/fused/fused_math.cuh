@@ -21,4 +21,13 @@ __device__ __forceinline__ float lg2(float x) {
   return y;
 }
 
+// 1 / x, approximate (1 ulp), denormals flushed: one MUFU.RCP (1.f / x adds the IEEE division's
+// range check and a slow-path branch). For arguments far from 0 and infinity, such as the sum
+// of a softmax row (at least 1: the row's maximum contributes 2^0).
+__device__ __forceinline__ float rcp_approx(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 }  // namespace mtabench::fused

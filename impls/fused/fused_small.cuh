@@ -122,24 +122,39 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       }
     }
     if (pair0 == 0) small_mark(p, kStLoads, x[0][0]);
+    // v158: the two pairs' reductions side by side, each shuffle round for both rows (before,
+    // pair 1's ten shuffles waited for pair 0's: a `break` between them kept them apart), and the
+    // reciprocal by rcp.approx (l >= 1: the row's maximum contributes 2^0). A pair past the last
+    // has row_of -1: its x are -inf, then 0, and it stores nothing.
+    float m[2], l[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      m[h] = x[h][0];
+#pragma unroll
+      for (int q = 1; q < NCOL; ++q) m[h] = fmaxf(m[h], x[h][q]);
+    }
+#pragma unroll
+    for (int o = 16; o; o /= 2)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) m[h] = fmaxf(m[h], __shfl_xor_sync(0xffffffffu, m[h], o));
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] = 0.f;
+#pragma unroll
+      for (int q = 0; q < NCOL; ++q) {
+        x[h][q] = row_of[h] >= 0 ? ex2(x[h][q] - m[h]) : 0.f;  // 2^-inf = 0 past the diagonal
+        l[h] += x[h][q];
+      }
+    }
+#pragma unroll
+    for (int o = 16; o; o /= 2)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) l[h] += __shfl_xor_sync(0xffffffffu, l[h], o);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int pair = pair0 + h;
       if (pair >= pairs) break;
-      float m = x[h][0];
-#pragma unroll
-      for (int q = 1; q < NCOL; ++q) m = fmaxf(m, x[h][q]);
-#pragma unroll
-      for (int o = 16; o; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-      float l = 0.f;
-#pragma unroll
-      for (int q = 0; q < NCOL; ++q) {
-        x[h][q] = row_of[h] >= 0 ? ex2(x[h][q] - m) : 0.f;  // 2^-inf = 0 past the diagonal
-        l += x[h][q];
-      }
-#pragma unroll
-      for (int o = 16; o; o /= 2) l += __shfl_xor_sync(0xffffffffu, l, o);
-      const float inv = row_of[h] >= 0 ? 1.f / l : 0.f;
+      const float inv = row_of[h] >= 0 ? rcp_approx(l[h]) : 0.f;
       float* dst = pt + pair * p.SP;  // pair = c * halo + pr: the tile is [c][pr][column + r]
 #pragma unroll
       for (int q = 0; q < NCOL; ++q) {
@@ -187,18 +202,45 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     if (live && j <= i) {
       for (int c = g; c < p.C; c += G) {
+        if constexpr (KT > 0) {
+          // v158: a channel's K^2 probabilities and weight vectors loaded before its FMAs, so the
+          // shared-memory loads overlap (v157's SASS took one register quad for every tap: each
+          // tap's LDS.128 waited for the last tap's FMAs, ~30 cycles a tap in series).
+          float pv[KT][KT];
+          float4 w4[KT][KT];
 #pragma unroll
-        for (int u = 0; u < K; ++u) {
-          const float* prow = pt + (c * halo + ii + u) * p.SP + j;
-          const float4* wv = reinterpret_cast<const float4*>(ws + ((c * K + u) * K) * p.O4 + oc);
+          for (int u = 0; u < KT; ++u) {
+            const float* prow = pt + (c * halo + ii + u) * p.SP + j;
+            const float4* wv = reinterpret_cast<const float4*>(ws + ((c * KT + u) * KT) * p.O4 + oc);
 #pragma unroll
-          for (int v = 0; v < K; ++v) {
-            const float pv = prow[v];
-            const float4 w4 = wv[v * (p.O4 / 4)];
-            acc[0] = fmaf(w4.x, pv, acc[0]);
-            acc[1] = fmaf(w4.y, pv, acc[1]);
-            acc[2] = fmaf(w4.z, pv, acc[2]);
-            acc[3] = fmaf(w4.w, pv, acc[3]);
+            for (int v = 0; v < KT; ++v) {
+              pv[u][v] = prow[v];
+              w4[u][v] = wv[v * (p.O4 / 4)];
+            }
+          }
+#pragma unroll
+          for (int u = 0; u < KT; ++u)
+#pragma unroll
+            for (int v = 0; v < KT; ++v) {
+              acc[0] = fmaf(w4[u][v].x, pv[u][v], acc[0]);
+              acc[1] = fmaf(w4[u][v].y, pv[u][v], acc[1]);
+              acc[2] = fmaf(w4[u][v].z, pv[u][v], acc[2]);
+              acc[3] = fmaf(w4[u][v].w, pv[u][v], acc[3]);
+            }
+        } else {
+#pragma unroll
+          for (int u = 0; u < K; ++u) {
+            const float* prow = pt + (c * halo + ii + u) * p.SP + j;
+            const float4* wv = reinterpret_cast<const float4*>(ws + ((c * K + u) * K) * p.O4 + oc);
+#pragma unroll
+            for (int v = 0; v < K; ++v) {
+              const float pv = prow[v];
+              const float4 w4 = wv[v * (p.O4 / 4)];
+              acc[0] = fmaf(w4.x, pv, acc[0]);
+              acc[1] = fmaf(w4.y, pv, acc[1]);
+              acc[2] = fmaf(w4.z, pv, acc[2]);
+              acc[3] = fmaf(w4.w, pv, acc[3]);
+            }
           }
         }
       }
