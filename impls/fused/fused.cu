@@ -136,7 +136,7 @@ class Fused final : public Implementation {
   nlohmann::json configuration() const override {
     if (small_.why_not.empty()) {
       const SmallParams& s = small_.p;
-      return {{"path", "small-seq (fused_small.cuh)"},
+      nlohmann::json c = {{"path", "small-seq (fused_small.cuh)"},
               {"rows_per_block", s.RB},
               {"grid", small_.grid},
               {"k_compile_time", small_.KT},
@@ -144,6 +144,10 @@ class Fused final : public Implementation {
               {"channel_groups", s.G},
               {"shared_memory_bytes", s.sm_total},
               {"kernel_launches", 1}};
+      if (kTimeline)
+        c["diagnostic_build"] = "MTABENCH_FUSED_TIMELINE: thread 0 of each block stamps %globaltimer at the small-seq "
+                                "kernel's phases (MTABENCH_FUSED_TIMELINE_TWICE does not apply to it)";
+      return c;
     }
     nlohmann::json c = {{"path", plan_.mma ? "tensor-core work queue (fused_kernel.cuh)" : "fp32 FMA work queue (fused_kernel.cuh)"},
                          {"plan", plan_.describe()},
@@ -250,13 +254,14 @@ class Fused final : public Implementation {
   void dump_small_timeline(const char* dir, const std::vector<unsigned long long>& h) const noexcept {
     unsigned long long t0 = ~0ull;
     for (int b = 0; b < small_.grid; ++b)
-      if (h[kSmallTimelineWords * b + kStEntry]) t0 = std::min(t0, h[kSmallTimelineWords * b + kStEntry]);
+      if (h[kSmallTimelineWords * static_cast<std::size_t>(b) + kStEntry])
+        t0 = std::min(t0, h[kSmallTimelineWords * static_cast<std::size_t>(b) + kStEntry]);
     std::FILE* f = std::fopen(fmt::format("{}/{}.csv", dir, timeline_name_).c_str(), "w");
     if (!f) return;
     std::fprintf(f, "# small kernel, grid=%d RB=%d NCOL=%d G=%d\n", small_.grid, small_.p.RB, small_.p.NCOL, small_.p.G);
     std::fprintf(f, "block,sm,entry,loads,probs,weights,barrier,conv,exit\n");
     for (int b = 0; b < small_.grid; ++b) {
-      const unsigned long long* r = &h[kSmallTimelineWords * b];
+      const unsigned long long* r = &h[kSmallTimelineWords * static_cast<std::size_t>(b)];
       std::fprintf(f, "%d,%llu", b, r[kStSm]);
       for (int w = kStEntry; w <= kStExit; ++w) std::fprintf(f, ",%lld", r[w] ? static_cast<long long>(r[w] - t0) : -1ll);
       std::fprintf(f, "\n");

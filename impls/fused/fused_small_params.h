@@ -23,7 +23,9 @@ struct SmallParams {
   int NCOL;     // columns per lane in the row loads: a power of two with 32 NCOL >= S (a template parameter too)
   int G;        // channel groups of the convolution (a power of two <= 8, <= C): adjacent lanes, summed by shuffles
 #if MTABENCH_FUSED_TIMELINE
-  // Thread 0's %globaltimer stamps, kSmallTimelineWords a block (SmallTimelineWord); diagnostic build only.
+  // Thread 0's %globaltimer stamps, kSmallTimelineWords a block (SmallTimelineWord); diagnostic
+  // build only. The C++ and the CUDA files must both see the macro (the timeline scripts pass it
+  // in both flag sets): the layout differs without it. (v159 makes it a member always, last.)
   unsigned long long* timeline;
 #endif
 };
