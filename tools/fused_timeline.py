@@ -10,6 +10,11 @@ Where the plan has v82's statistics kernel (prestats=1), its blocks' entry and e
 type "prestats", from the same origin (before it: negative); the report says how many of the
 main kernel's blocks entered while it ran.
 
+The small-seq kernel (seq <= 256: its CSV starts "# small kernel", one row a block with thread
+0's stamps at entry, its rows' loads arrived, probabilities written, weights staged, barrier
+passed, convolution's sums, exit) gets its own report: the launch span, the entries' spread and
+each phase's median, p90 and max over the blocks.
+
 Usage: tools/fused_timeline.py CSV [CSV ...] [--bins N]
 """
 import argparse
@@ -54,7 +59,51 @@ def busy_in(items, lo, hi, start="start"):
     return sum(overlap(lo, hi, i[start], i["end"]) for i in items)
 
 
+SMALL_PHASES = [("entry", "loads", "entry to its rows' loads arrived"),
+                ("loads", "probs", "row statistics and probabilities"),
+                ("probs", "weights", "weights and bias staged"),
+                ("weights", "barrier", "the block barrier"),
+                ("barrier", "conv", "convolution (to its sums)"),
+                ("conv", "exit", "stores issued, exit")]
+
+
+def small_report(path, out):
+    """The small-seq kernel's per-block phases (fused.cu's dump_small_timeline)."""
+    header, rows = "", []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                header = header or line[1:].strip()
+            else:
+                rows.append(line)
+    blocks = [{k: int(v) for k, v in r.items()} for r in csv.DictReader(rows)]
+    blocks = [b for b in blocks if all(b[k] >= 0 for k in ("entry", "loads", "probs", "weights", "barrier", "conv", "exit"))]
+    if not blocks:
+        raise SystemExit(f"{path}: no stamped blocks (was it written by a MTABENCH_FUSED_TIMELINE build?)")
+    p = lambda *a: print(*a, file=out)
+    entries = [b["entry"] for b in blocks]
+    p(f"== {path}")
+    p(f"plan: {header}")
+    p(f"launch span (first block entry to last block exit): {us(max(b['exit'] for b in blocks)):.2f} us; "
+      f"{len(blocks)} blocks stamped")
+    p(f"block entries: last {us(max(entries)):.2f} us after the first (median {us(pct(entries, 0.5)):.2f})")
+    p("phase (thread 0 of each block)                 median     p90     max  us")
+    for a, b, name in SMALL_PHASES:
+        d = [x[b] - x[a] for x in blocks]
+        p(f"  {name:<44} {us(pct(d, 0.5)):6.2f}  {us(pct(d, 0.9)):6.2f}  {us(max(d)):6.2f}")
+    d = [x["exit"] - x["entry"] for x in blocks]
+    p(f"  {'a block, entry to exit':<44} {us(pct(d, 0.5)):6.2f}  {us(pct(d, 0.9)):6.2f}  {us(max(d)):6.2f}")
+
+
+def is_small(path):
+    with open(path) as f:
+        return f.readline().startswith("# small kernel")
+
+
 def report(path, bins, out):
+    if is_small(path):
+        small_report(path, out)
+        return
     header, items, blocks, prestats = load(path)
     done = [i for i in items if i["start"] >= 0 and i["end"] >= i["start"]]
     missing = len(items) - len(done)

@@ -151,6 +151,32 @@ def main():
         expect("    second group's full[0] after the first's          0.50 [0.25-0.50]" in out, "ws second group's take", out)
         expect("    second group's stores done after the first's      0.75 [0.25-0.75]" in out, "ws second group's end", out)
 
+        # The small-seq kernel: three blocks (entry, loads, probs, weights, barrier, conv, exit);
+        # block 2 has no exit stamp and is left out. Phases of blocks 0 and 1: loads 0.7 and 0.6,
+        # probabilities 0.5 and 0.7, weights 0.2 and 0.2, barrier 0.1 and 0.0, conv 0.4 and 0.5,
+        # exit 0.2 and 0.3 us; the tool's nearest-rank median of two is the larger.
+        small = os.path.join(d, "small.csv")
+        with open(small, "w") as f:
+            f.write("# small kernel, grid=3 RB=1 NCOL=1 G=4\n")
+            f.write("block,sm,entry,loads,probs,weights,barrier,conv,exit\n")
+            f.write("0,10,0,700,1200,1400,1500,1900,2100\n")
+            f.write("1,11,100,700,1400,1600,1600,2100,2400\n")
+            f.write("2,12,50,800,1300,1500,1550,2000,-1\n")
+        rc, out = run(tool, small)
+        expect(rc == 0, f"exit status {rc} on a small-kernel file", out)
+        expect("launch span (first block entry to last block exit): 2.40 us; 2 blocks stamped" in out, "small span", out)
+        expect("block entries: last 0.10 us after the first" in out, "small entries", out)
+        expect("  entry to its rows' loads arrived               0.70    0.70    0.70" in out, "small loads", out)
+        expect("  row statistics and probabilities               0.70    0.70    0.70" in out, "small probabilities", out)
+        expect("  convolution (to its sums)                      0.50    0.50    0.50" in out, "small conv", out)
+        expect("  a block, entry to exit                         2.30    2.30    2.30" in out, "small block", out)
+        nostamp = os.path.join(d, "small-empty.csv")
+        with open(nostamp, "w") as f:
+            f.write("# small kernel, grid=1 RB=1 NCOL=1 G=4\nblock,sm,entry,loads,probs,weights,barrier,conv,exit\n"
+                    "0,1,-1,-1,-1,-1,-1,-1,-1\n")
+        rc, out = run(tool, nostamp)
+        expect(rc != 0 and "no stamped blocks" in out, "a small file without stamps is an error", out)
+
     for f in fails:
         print("FAIL:", f)
     print(f"{'ok' if not fails else 'FAILED'}: fused_timeline")
