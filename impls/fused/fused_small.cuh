@@ -44,6 +44,14 @@ __device__ __forceinline__ void small_mark(const SmallParams& p, int w, float de
 #endif
 }
 
+// One tap of the convolution for four heads: acc[o] += w[o] * p.
+__device__ __forceinline__ void fma_heads4(float (&acc)[4], const float4& w, float pv) {
+  acc[0] = fmaf(w.x, pv, acc[0]);
+  acc[1] = fmaf(w.y, pv, acc[1]);
+  acc[2] = fmaf(w.z, pv, acc[2]);
+  acc[3] = fmaf(w.w, pv, acc[3]);
+}
+
 // KT: the kernel width at compile time (3), or 0 for any. NCOL: columns per lane in the row
 // loads (p.NCOL; 32 NCOL >= seq).
 template <class T, int KT, int NCOL>
@@ -221,12 +229,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
 #pragma unroll
           for (int u = 0; u < KT; ++u)
 #pragma unroll
-            for (int v = 0; v < KT; ++v) {
-              acc[0] = fmaf(w4[u][v].x, pv[u][v], acc[0]);
-              acc[1] = fmaf(w4[u][v].y, pv[u][v], acc[1]);
-              acc[2] = fmaf(w4[u][v].z, pv[u][v], acc[2]);
-              acc[3] = fmaf(w4[u][v].w, pv[u][v], acc[3]);
-            }
+            for (int v = 0; v < KT; ++v) fma_heads4(acc, w4[u][v], pv[u][v]);
         } else {
 #pragma unroll
           for (int u = 0; u < K; ++u) {
@@ -234,12 +237,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
             const float4* wv = reinterpret_cast<const float4*>(ws + ((c * K + u) * K) * p.O4 + oc);
 #pragma unroll
             for (int v = 0; v < K; ++v) {
-              const float pv = prow[v];
-              const float4 w4 = wv[v * (p.O4 / 4)];
-              acc[0] = fmaf(w4.x, pv, acc[0]);
-              acc[1] = fmaf(w4.y, pv, acc[1]);
-              acc[2] = fmaf(w4.z, pv, acc[2]);
-              acc[3] = fmaf(w4.w, pv, acc[3]);
+              fma_heads4(acc, wv[v * (p.O4 / 4)], prow[v]);
             }
           }
         }
