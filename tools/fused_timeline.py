@@ -23,16 +23,22 @@ import statistics
 import sys
 
 
-def load(path):
-    items, blocks, prestats, header = [], [], [], ""
+def read(path):
+    """The CSV's '#' header line (the plan) and its rows as dicts."""
+    header, rows = "", []
     with open(path) as f:
-        rows = []
         for line in f:
             if line.startswith("#"):
                 header = line[1:].strip()
             else:
                 rows.append(line)
-    for r in csv.DictReader(rows):
+    return header, list(csv.DictReader(rows))
+
+
+def load(path):
+    items, blocks, prestats = [], [], []
+    header, rows = read(path)
+    for r in rows:
         rec = {k: (int(v) if k not in ("type",) else v) for k, v in r.items()}
         {"block": blocks, "prestats": prestats}.get(rec["type"], items).append(rec)
     return header, items, blocks, prestats
@@ -69,14 +75,8 @@ SMALL_PHASES = [("entry", "loads", "entry to its rows' loads arrived"),
 
 def small_report(path, out):
     """The small-seq kernel's per-block phases (fused.cu's dump_small_timeline)."""
-    header, rows = "", []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#"):
-                header = header or line[1:].strip()
-            else:
-                rows.append(line)
-    blocks = [{k: int(v) for k, v in r.items()} for r in csv.DictReader(rows)]
+    header, rows = read(path)
+    blocks = [{k: int(v) for k, v in r.items()} for r in rows]
     blocks = [b for b in blocks if all(b[k] >= 0 for k in ("entry", "loads", "probs", "weights", "barrier", "conv", "exit"))]
     if not blocks:
         raise SystemExit(f"{path}: no stamped blocks (was it written by a MTABENCH_FUSED_TIMELINE build?)")

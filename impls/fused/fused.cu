@@ -85,11 +85,7 @@ class Fused final : public Implementation {
     if (small_.why_not.empty()) {
       prepare_small_kernel(small_, dtype_);
 #if MTABENCH_FUSED_TIMELINE
-      timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
-      timeline_words_ = static_cast<std::size_t>(kSmallTimelineWords) * small_.grid;
-      MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, timeline_words_ * sizeof(unsigned long long)));
-      MTABENCH_CUDA_CALL(cudaMemset(timeline_, 0, timeline_words_ * sizeof(unsigned long long)));
-      small_.p.timeline = static_cast<unsigned long long*>(timeline_);
+      small_.p.timeline = alloc_timeline(w, static_cast<std::size_t>(kSmallTimelineWords) * small_.grid);
 #endif
       return;
     }
@@ -121,13 +117,9 @@ class Fused final : public Implementation {
     p.ticket = c + 2 * static_cast<std::size_t>(p.B) * p.Q;
     p.done = p.ticket + 1;
 #if MTABENCH_FUSED_TIMELINE
-    timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
     prestats_blocks_ = prestats_blocks(p, dtype_);
     const std::size_t main_words = static_cast<std::size_t>(kTimelineWords) * p.n_items + kTimelineBlockWords * static_cast<std::size_t>(grid_);
-    timeline_words_ = main_words + 2 * static_cast<std::size_t>(prestats_blocks_);
-    MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, timeline_words_ * sizeof(unsigned long long)));
-    MTABENCH_CUDA_CALL(cudaMemset(timeline_, 0, timeline_words_ * sizeof(unsigned long long)));
-    p.timeline = static_cast<unsigned long long*>(timeline_);
+    p.timeline = alloc_timeline(w, main_words + 2 * static_cast<std::size_t>(prestats_blocks_));
     if (prestats_blocks_ > 0) p.timeline_prestats = p.timeline + main_words;
     twice_ = std::getenv("MTABENCH_FUSED_TIMELINE_TWICE") != nullptr;
 #endif
@@ -197,6 +189,18 @@ class Fused final : public Implementation {
   static FusedPlan plan_on(const Workload& w, const DeviceInfo* dev, int window) {
     return make_plan(w, dynamic_smem_budget(dev->smem_per_block_optin), window, kLeadWindows, wgmma_ok(dev));
   }
+
+#if MTABENCH_FUSED_TIMELINE
+  // The timeline build: `words` zeroed stamps on the device for either kernel, dumped by
+  // dump_timeline as <workload>.csv.
+  unsigned long long* alloc_timeline(const Workload& w, std::size_t words) {
+    timeline_name_ = fmt::format("k{}-seq{}-b{}-h{}x{}-{}", w.k, w.seq, w.batch, w.heads_in, w.heads_out, dtype_name(w.dtype));
+    timeline_words_ = words;
+    MTABENCH_CUDA_CALL(cudaMalloc(&timeline_, words * sizeof(unsigned long long)));
+    MTABENCH_CUDA_CALL(cudaMemset(timeline_, 0, words * sizeof(unsigned long long)));
+    return static_cast<unsigned long long*>(timeline_);
+  }
+#endif
 
   // The timeline build (MTABENCH_FUSED_TIMELINE): the last launch's stamps, as CSV in
   // $MTABENCH_FUSED_TIMELINE_DIR/<workload>.csv (tools/fused_timeline.py reads it). One row per

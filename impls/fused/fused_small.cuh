@@ -176,14 +176,12 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   // Weights as [c][u][v][o4] and the bias, fp32. Source element e = o (C k^2) + rem with
   // rem = (c K + u) K + v goes to ws[rem O4 + o]; heads o in [O, O4) are zeros.
   const int ckk = p.C * kk, pad = p.O4 - p.O;
-  if (has_w) {
-    const int o = threadIdx.x / ckk;
-    ws[(threadIdx.x - o * ckk) * p.O4 + o] = to_f(w_raw);
-  }
-  for (int e = threadIdx.x + kSmallThreads; e < n_src; e += kSmallThreads) {
+  const auto stage_weight = [&](auto e, T v) {  // e: threadIdx.x (unsigned) or a loop index
     const int o = e / ckk;
-    ws[(e - o * ckk) * p.O4 + o] = to_f(w[e]);
-  }
+    ws[(e - o * ckk) * p.O4 + o] = to_f(v);
+  };
+  if (has_w) stage_weight(threadIdx.x, w_raw);
+  for (int e = threadIdx.x + kSmallThreads; e < n_src; e += kSmallThreads) stage_weight(e, w[e]);
   for (int e = threadIdx.x; e < ckk * pad; e += kSmallThreads) {
     const int rem = e / pad;
     ws[rem * p.O4 + p.O + (e - rem * pad)] = 0.f;
