@@ -461,6 +461,12 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
   const int tasks = rb * p.S * (p.O4 / 4);
   p.G = 1;
   while (2 * p.G <= std::min(8, p.C) && 2 * p.G * tasks <= kSmallThreads) p.G *= 2;
+  p.QB = static_cast<int>(ceil_div(p.S, rb));
+  p.qb_magic = small_magic(p.QB);
+  p.halo_magic = small_magic(rb + 2 * p.r);
+  p.pos_magic = small_magic(rb * p.S);
+  p.s_magic = small_magic(p.S);
+  p.ckk_magic = small_magic(p.C * p.K * p.K);
   return plan;
 }
 

@@ -60,9 +60,8 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   float* ws = reinterpret_cast<float*>(smem + p.sm_w);
   float* bias_s = reinterpret_cast<float*>(smem + p.sm_bias);
   float* pt = reinterpret_cast<float*>(smem + p.sm_p);
-  const int rows_per_batch = (p.S + p.RB - 1) / p.RB;
-  const int b = blockIdx.x / rows_per_batch;
-  const int i0 = (blockIdx.x - b * rows_per_batch) * p.RB;
+  const int b = small_div(blockIdx.x, p.qb_magic);
+  const int i0 = (blockIdx.x - b * p.QB) * p.RB;
   const int halo = p.RB + 2 * p.r;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const T* scores = static_cast<const T*>(p.scores);
@@ -102,7 +101,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
       T raw[2][NCOL];  // both rows' loads before any conversion
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int pair = pair0 + h, c = pair / halo, pr = pair - c * halo, ip = i0 - p.r + pr;
+        const int pair = pair0 + h, c = small_div(pair, p.halo_magic), pr = pair - c * halo, ip = i0 - p.r + pr;
         row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
         const T* row = row_of[h] < 0 ? scores : scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S;
         const int last = max(row_of[h], 0);
@@ -119,7 +118,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     } else {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int pair = pair0 + h, c = pair / halo, pr = pair - c * halo, ip = i0 - p.r + pr;
+        const int pair = pair0 + h, c = small_div(pair, p.halo_magic), pr = pair - c * halo, ip = i0 - p.r + pr;
         row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
         const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + (row_of[h] < 0 ? 0 : ip)) * p.S;
 #pragma unroll
@@ -177,7 +176,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   // rem = (c K + u) K + v goes to ws[rem O4 + o]; heads o in [O, O4) are zeros.
   const int ckk = p.C * kk, pad = p.O4 - p.O;
   const auto stage_weight = [&](auto e, T v) {  // e: threadIdx.x (unsigned) or a loop index
-    const int o = e / ckk;
+    const int o = small_div(e, p.ckk_magic);
     ws[(e - o * ckk) * p.O4 + o] = to_f(v);
   };
   if (has_w) stage_weight(threadIdx.x, w_raw);
@@ -202,8 +201,8 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   #pragma unroll 1
   for (int t0 = 0; t0 < tasks; t0 += kSmallThreads) {
     const int t = t0 + threadIdx.x, g = t & (G - 1), rest = t >> lg;
-    const int og = rest / positions, e = rest - og * positions;
-    const int ii = e / p.S, j = e - ii * p.S, i = i0 + ii, oc = 4 * og;
+    const int og = small_div(rest, p.pos_magic), e = rest - og * positions;
+    const int ii = small_div(e, p.s_magic), j = e - ii * p.S, i = i0 + ii, oc = 4 * og;
     const bool live = t < tasks && i < p.S;
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
     if (live && j <= i) {

@@ -22,13 +22,35 @@ struct SmallParams {
   int sm_w, sm_bias, sm_p, sm_total;  // shared memory offsets (bytes)
   int NCOL;     // columns per lane in the row loads: a power of two with 32 NCOL >= S (a template parameter too)
   int G;        // channel groups of the convolution (a power of two <= 8, <= C): adjacent lanes, summed by shuffles
-#if MTABENCH_FUSED_TIMELINE
-  // Thread 0's %globaltimer stamps, kSmallTimelineWords a block (SmallTimelineWord); diagnostic
-  // build only. The C++ and the CUDA files must both see the macro (the timeline scripts pass it
-  // in both flag sets): the layout differs without it. (v159 makes it a member always, last.)
+  // v159: the kernel's divisions by plan constants as multiplications (small_div): the block's
+  // batch (blockIdx / QB, QB = ceil(S / RB)), a pair's channel (pair / halo), a task's head group
+  // (rest / (RB S)) and row (e / S). Each was an integer division of ~20 dependent instructions,
+  // two before the rows' loads could issue and two after the barrier.
+  int QB;
+  // The weights' staging (source element / (C k^2)) likewise.
+  unsigned long long qb_magic, halo_magic, pos_magic, s_magic, ckk_magic;
+  // Thread 0's %globaltimer stamps, kSmallTimelineWords a block (SmallTimelineWord), in the
+  // diagnostic build (MTABENCH_FUSED_TIMELINE) only; null otherwise. A member always, last, so
+  // that a C++ file and a CUDA file built with different flags still agree on the layout.
   unsigned long long* timeline;
-#endif
 };
+
+// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 by one 64 x 64 high multiply: the magic is
+// ceil(2^64 / d) (0 for d = 1, whose quotient is n), exact while n d < 2^64 (the error n (magic -
+// 2^64 / d) / 2^64 stays under 1 / d). FusedSmallPlan.MagicDivisionIsExact checks it.
+inline unsigned long long small_magic(int d) { return d > 1 ? ~0ull / static_cast<unsigned long long>(d) + 1ull : 0ull; }
+#ifdef __CUDACC__
+__device__ __forceinline__ int small_div(int n, unsigned long long magic) {
+  return magic ? static_cast<int>(__umul64hi(static_cast<unsigned long long>(n), magic)) : n;
+}
+#endif
+// The same on the host (the plan test): the high 64 bits of n x magic from 32-bit halves (n <
+// 2^32, so n x (magic >> 32) plus the low half's carry fits 64 bits).
+inline int small_div_host(int n, unsigned long long magic) {
+  if (!magic) return n;
+  const unsigned long long u = static_cast<unsigned>(n);
+  return static_cast<int>((u * (magic >> 32) + ((u * (magic & 0xffffffffull)) >> 32)) >> 32);
+}
 
 // The small kernel's timeline words a block: entry, its first rows' loads arrived, the
 // statistics and probabilities done, the weights staged, the barrier passed, the convolution's

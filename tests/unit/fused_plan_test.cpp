@@ -739,6 +739,43 @@ TEST(FusedSmallPlan, SpreadsRowsOverTheGpuAndFitsSharedMemory) {
   EXPECT_EQ(odd.grid, 61);
 }
 
+// v159: the small kernel divides by plan constants with small_div: exact for every numerator
+// the kernel can pass (blocks up to 2^30, tasks up to RB S O4 / 4, pairs up to halo C), checked
+// here on the edges (multiples of d and their neighbours, the largest n) for every divisor a plan
+// can produce and some past them, and on each plan's own constants over their whole ranges.
+TEST(FusedSmallPlan, MagicDivisionIsExact) {
+  std::vector<int> divisors;
+  for (int d = 1; d <= 5000; ++d) divisors.push_back(d);
+  for (int d : {65535, 65536, 65537, 1 << 20, (1 << 30) - 1, 1 << 30, 2147483647}) divisors.push_back(d);
+  std::mt19937 rng(159);
+  for (int d : divisors) {
+    const unsigned long long m = small_magic(d);
+    std::vector<long long> ns = {0, 1, d - 1ll, d, d + 1ll, 2147483647ll, 2147483646ll, (1ll << 30), (1ll << 30) - 1};
+    for (int k = 0; k < 40; ++k) {
+      const long long q = rng() % (2147483647ll / d + 1);
+      for (long long n : {q * d - 1, q * d, q * d + d - 1}) ns.push_back(n);
+    }
+    for (long long n : ns) {
+      if (n < 0 || n > 2147483647ll) continue;
+      ASSERT_EQ(small_div_host(static_cast<int>(n), m), n / d) << "n " << n << " d " << d;
+    }
+  }
+  for (const Workload& w : {shape(3, 32, 2, 4, 4, DType::bf16), shape(9, 61, 1, 3, 5, DType::fp32),
+                            shape(3, 256, 8200, 4, 4, DType::bf16), shape(1, 200, 3, 64, 64, DType::fp16)}) {
+    const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
+    ASSERT_TRUE(sp.why_not.empty()) << w.shape_string() << ": " << sp.why_not;
+    const SmallParams& p = sp.p;
+    EXPECT_EQ(p.QB, (p.S + p.RB - 1) / p.RB);
+    for (int blk = 0; blk < sp.grid; blk += 1 + blk / 64) ASSERT_EQ(small_div_host(blk, p.qb_magic), blk / p.QB);
+    const int halo = p.RB + 2 * p.r, positions = p.RB * p.S, ckk = p.C * p.K * p.K;
+    for (int pair = 0; pair < halo * p.C + 32; ++pair) ASSERT_EQ(small_div_host(pair, p.halo_magic), pair / halo);
+    for (int rest = 0; rest < positions * (p.O4 / 4) + kSmallThreads; ++rest)
+      ASSERT_EQ(small_div_host(rest, p.pos_magic), rest / positions);
+    for (int e = 0; e < positions + kSmallThreads; ++e) ASSERT_EQ(small_div_host(e, p.s_magic), e / p.S);
+    for (int e = 0; e < p.O * ckk + kSmallThreads; ++e) ASSERT_EQ(small_div_host(e, p.ckk_magic), e / ckk);
+  }
+}
+
 // v16: the row loads' columns per lane follow seq, and the convolution's tasks (position, four
 // heads, channel group) are split by channel groups only while they still fit the block: the
 // seed's 32 positions x 1 head group x 4 channel groups = 128 tasks; a position's groups are
