@@ -8,6 +8,9 @@ namespace mtabench::fused {
 constexpr int kSmallThreads = 256;
 constexpr int kSmallMaxSeq = 256;  // 8 columns per lane
 constexpr int kSmallCols = kSmallMaxSeq / 32;
+// Bytes of weights a staging thread holds from the kernel's start (v160): 4 bf16/fp16 elements or
+// 2 fp32 (4 fp32 made ptxas spill the fp32 general-k instance at seq 65-128).
+constexpr int kSmallWeightBytes = 8;
 constexpr int kSmallMaxMacs = 4096;  // multiply-adds per position (heads_in * k * k * heads_out)
 
 struct SmallParams {
@@ -35,21 +38,19 @@ struct SmallParams {
   unsigned long long* timeline;
 };
 
-// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 by one 64 x 64 high multiply: the magic is
-// ceil(2^64 / d) (0 for d = 1, whose quotient is n), exact while n d < 2^64 (the error n (magic -
-// 2^64 / d) / 2^64 stays under 1 / d). FusedSmallPlan.MagicDivisionIsExact checks it.
-inline unsigned long long small_magic(int d) { return d > 1 ? ~0ull / static_cast<unsigned long long>(d) + 1ull : 0ull; }
+// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 by multiplication: the magic is m = ceil(2^63 / d)
+// (2^63 for d = 1: no special case), and the quotient the high 64 bits of (2n) m, from two 32 x
+// 32 -> 64 multiplies (v160; v159's 64 x 64 high multiply of a sign-extended n took four and a
+// branch for d = 1). Exact: m d = 2^63 + e with e < d, so (2n) m / 2^64 = n / d + n e / (d 2^63),
+// and n e < 2^62 keeps the excess under 1 / d. FusedSmallPlan.MagicDivisionIsExact checks it.
+inline unsigned long long small_magic(int d) { return ((1ull << 63) - 1) / static_cast<unsigned long long>(d) + 1; }
 #ifdef __CUDACC__
-__device__ __forceinline__ int small_div(int n, unsigned long long magic) {
-  return magic ? static_cast<int>(__umul64hi(static_cast<unsigned long long>(n), magic)) : n;
-}
+__host__ __device__
 #endif
-// The same on the host (the plan test): the high 64 bits of n x magic from 32-bit halves (n <
-// 2^32, so n x (magic >> 32) plus the low half's carry fits 64 bits).
-inline int small_div_host(int n, unsigned long long magic) {
-  if (!magic) return n;
-  const unsigned long long u = static_cast<unsigned>(n);
-  return static_cast<int>((u * (magic >> 32) + ((u * (magic & 0xffffffffull)) >> 32)) >> 32);
+inline int small_div(int n, unsigned long long magic) {
+  const unsigned long long x = static_cast<unsigned>(n) << 1;  // < 2^32
+  const unsigned long long lo = x * static_cast<unsigned>(magic);
+  return static_cast<int>((x * static_cast<unsigned>(magic >> 32) + (lo >> 32)) >> 32);
 }
 
 // The small kernel's timeline words a block: entry, its first rows' loads arrived, the

@@ -739,7 +739,7 @@ TEST(FusedSmallPlan, SpreadsRowsOverTheGpuAndFitsSharedMemory) {
   EXPECT_EQ(odd.grid, 61);
 }
 
-// v159: the small kernel divides by plan constants with small_div: exact for every numerator
+// v159, v160: the small kernel divides by plan constants with small_div (one function for host and device): exact for every numerator
 // the kernel can pass (blocks up to 2^30, tasks up to RB S O4 / 4, pairs up to halo C), checked
 // here on the edges (multiples of d and their neighbours, the largest n) for every divisor a plan
 // can produce and some past them, and on each plan's own constants over their whole ranges.
@@ -757,7 +757,7 @@ TEST(FusedSmallPlan, MagicDivisionIsExact) {
     }
     for (long long n : ns) {
       if (n < 0 || n > 2147483647ll) continue;
-      ASSERT_EQ(small_div_host(static_cast<int>(n), m), n / d) << "n " << n << " d " << d;
+      ASSERT_EQ(small_div(static_cast<int>(n), m), n / d) << "n " << n << " d " << d;
     }
   }
   for (const Workload& w : {shape(3, 32, 2, 4, 4, DType::bf16), shape(9, 61, 1, 3, 5, DType::fp32),
@@ -766,13 +766,13 @@ TEST(FusedSmallPlan, MagicDivisionIsExact) {
     ASSERT_TRUE(sp.why_not.empty()) << w.shape_string() << ": " << sp.why_not;
     const SmallParams& p = sp.p;
     EXPECT_EQ(p.QB, (p.S + p.RB - 1) / p.RB);
-    for (int blk = 0; blk < sp.grid; blk += 1 + blk / 64) ASSERT_EQ(small_div_host(blk, p.qb_magic), blk / p.QB);
+    for (int blk = 0; blk < sp.grid; blk += 1 + blk / 64) ASSERT_EQ(small_div(blk, p.qb_magic), blk / p.QB);
     const int halo = p.RB + 2 * p.r, positions = p.RB * p.S, ckk = p.C * p.K * p.K;
-    for (int pair = 0; pair < halo * p.C + 32; ++pair) ASSERT_EQ(small_div_host(pair, p.halo_magic), pair / halo);
+    for (int pair = 0; pair < halo * p.C + 32; ++pair) ASSERT_EQ(small_div(pair, p.halo_magic), pair / halo);
     for (int rest = 0; rest < positions * (p.O4 / 4) + kSmallThreads; ++rest)
-      ASSERT_EQ(small_div_host(rest, p.pos_magic), rest / positions);
-    for (int e = 0; e < positions + kSmallThreads; ++e) ASSERT_EQ(small_div_host(e, p.s_magic), e / p.S);
-    for (int e = 0; e < p.O * ckk + kSmallThreads; ++e) ASSERT_EQ(small_div_host(e, p.ckk_magic), e / ckk);
+      ASSERT_EQ(small_div(rest, p.pos_magic), rest / positions);
+    for (int e = 0; e < positions + kSmallThreads; ++e) ASSERT_EQ(small_div(e, p.s_magic), e / p.S);
+    for (int e = 0; e < p.O * ckk + kSmallThreads; ++e) ASSERT_EQ(small_div(e, p.ckk_magic), e / ckk);
   }
 }
 
