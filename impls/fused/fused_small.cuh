@@ -67,35 +67,67 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   const T* scores = static_cast<const T*>(p.scores);
   small_mark(p, kStEntry);
 
-  // v157: the weights' and the bias's loads go out first, held in registers until staged, so
-  // their DRAM round trip overlaps the rows' (the seed's timeline: staging them after phase 1,
-  // from L2 after a prefetch, took 0.6 of the kernel's 2.7 us). v160: where phase 1's pairs leave
-  // whole warps idle (the seed: 12 pairs on 6 of 8 warps), those warps stage the weights while
-  // the others compute the probabilities (v159's timeline: the staging was 0.19 us of thread 0's
-  // path between them and the barrier); else every thread stages, after phase 1. A stager holds
-  // up to kSmallWeightBytes; elements past those are prefetched into L2 now and loaded after
-  // phase 1.
+  // v157: the weights' and the bias's loads go out first, one source element a thread held in a
+  // register until phase 1 is done, so their DRAM round trip overlaps the rows' (the seed's
+  // timeline: staging them after phase 1, from L2 after a prefetch, took 0.6 of the kernel's
+  // 2.7 us). v160: where phase 1's pairs leave whole warps idle (the seed: 12 pairs on 6 of 8
+  // warps), those warps (the stagers) load and stage the weights instead, while the others compute
+  // the probabilities (v159's timeline: staging was 0.19 us of thread 0's path to the barrier).
+  // The two roles are two branches: holding the stagers' registers across phase 1 in one path
+  // made ptxas run the two rows' reductions one after the other again (v158 had put them side by
+  // side). Elements past what the first round of loads covers are prefetched into L2 now.
   const T* w = static_cast<const T*>(p.weight);
   const T* bias = static_cast<const T*>(p.bias);
   const int K = KT > 0 ? KT : p.K;
   const int kk = K * K, n_src = p.O * p.C * kk;  // weight [O][C][K][K] in the workload dtype
   const int pairs = halo * p.C, busy_warps = (pairs + 1) / 2;
-  const int stage0 = busy_warps < kSmallThreads / 32 ? 32 * busy_warps : 0;  // the first stager
-  const int n_stage = kSmallThreads - stage0, st = static_cast<int>(threadIdx.x) - stage0;
+  // Stagers only at NCOL <= 2 (seq <= 64): at NCOL 4-8, with their branch in the kernel, ptxas put
+  // the first row's conversions between the two rows' loads, so the second row's loads waited for
+  // the first's DRAM round trip (the SASS; v160's first build measured seq 128 +10%).
+  const int stage0 = NCOL <= 2 && busy_warps < kSmallThreads / 32 ? 32 * busy_warps : 0;  // the first stager (0: none)
+  const int n_stage = kSmallThreads - stage0;
   constexpr int kWRegs = kSmallWeightBytes / static_cast<int>(sizeof(T));
-  T w_raw[kWRegs], b_raw{};
-#pragma unroll
-  for (int q = 0; q < kWRegs; ++q) {
-    const int e = st + q * n_stage;
-    w_raw[q] = st >= 0 && e < n_src ? w[e] : T{};
+  T w_raw{}, b_raw{};
+  if (!stage0) {
+    if (threadIdx.x < n_src) w_raw = w[threadIdx.x];
+    if (threadIdx.x < p.O) b_raw = bias[threadIdx.x];
   }
-  if (st >= 0 && st < p.O) b_raw = bias[st];
   {
-    const int first = kWRegs * n_stage * static_cast<int>(sizeof(T)) / 128;  // lines the registers cover
+    const int first = (stage0 ? kWRegs * n_stage : kSmallThreads) * static_cast<int>(sizeof(T)) / 128;  // lines the first loads cover
     const int lines = (n_src * static_cast<int>(sizeof(T)) + 127) / 128;
     for (int e = first + threadIdx.x; e < lines; e += kSmallThreads)
       asm volatile("prefetch.global.L2 [%0];" ::"l"(reinterpret_cast<const char*>(w) + 128 * e));
   }
+  // Weights as [c][u][v][o4] and the bias, fp32. Source element e = o (C k^2) + rem with
+  // rem = (c K + u) K + v goes to ws[rem O4 + o]; heads o in [O, O4) are zeros. Staged by threads
+  // first.. of the block, n of them, the bias's first element from the register v.
+  const int ckk = p.C * kk, pad = p.O4 - p.O;
+  const auto stage_weight = [&](int e, T v) {
+    const int o = small_div(e, p.ckk_magic);
+    ws[(e - o * ckk) * p.O4 + o] = to_f(v);
+  };
+  const auto stage_zeros_and_bias = [&](int s, int n, T v) {
+    for (int e = s; e < ckk * pad; e += n) {
+      const int rem = e / pad;
+      ws[rem * p.O4 + p.O + (e - rem * pad)] = 0.f;
+    }
+    if (s < p.O4) bias_s[s] = s < p.O ? to_f(v) : 0.f;
+    for (int o = s + n; o < p.O4; o += n)  // heads_out may pass the stagers (fp32)
+      bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
+  };
+  if (stage0 && threadIdx.x >= stage0) {
+    const int s = threadIdx.x - stage0;
+    if (s < p.O) b_raw = bias[s];
+    for (int e0 = s; e0 < n_src; e0 += kWRegs * n_stage) {
+      T v[kWRegs];
+#pragma unroll
+      for (int q = 0; q < kWRegs; ++q) v[q] = e0 + q * n_stage < n_src ? w[e0 + q * n_stage] : T{};
+#pragma unroll
+      for (int q = 0; q < kWRegs; ++q)
+        if (e0 + q * n_stage < n_src) stage_weight(e0 + q * n_stage, v[q]);
+    }
+    stage_zeros_and_bias(s, n_stage, b_raw);
+  } else {
   // 1. Probabilities of rows i0 - r .. i0 + RB + r - 1, all channels; two pairs per warp (the
   // first busy_warps warps).
   for (int pair0 = warp * 2; pair0 < pairs; pair0 += 2 * (kSmallThreads / 32)) {
@@ -182,27 +214,13 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     }
   }
   small_mark(p, kStProbs);
-  // Weights as [c][u][v][o4] and the bias, fp32. Source element e = o (C k^2) + rem with
-  // rem = (c K + u) K + v goes to ws[rem O4 + o]; heads o in [O, O4) are zeros.
-  const int ckk = p.C * kk, pad = p.O4 - p.O;
-  const auto stage_weight = [&](int e, T v) {
-    const int o = small_div(e, p.ckk_magic);
-    ws[(e - o * ckk) * p.O4 + o] = to_f(v);
-  };
-  if (st >= 0) {
-#pragma unroll
-    for (int q = 0; q < kWRegs; ++q)
-      if (st + q * n_stage < n_src) stage_weight(st + q * n_stage, w_raw[q]);
-    for (int e = st + kWRegs * n_stage; e < n_src; e += n_stage) stage_weight(e, w[e]);
-    for (int e = st; e < ckk * pad; e += n_stage) {
-      const int rem = e / pad;
-      ws[rem * p.O4 + p.O + (e - rem * pad)] = 0.f;
-    }
-    if (st < p.O4) bias_s[st] = st < p.O ? to_f(b_raw) : 0.f;
-    for (int o = st + n_stage; o < p.O4; o += n_stage)  // heads_out may pass the stagers (fp32)
-      bias_s[o] = o < p.O ? to_f(bias[o]) : 0.f;
+  if (!stage0) {
+    if (threadIdx.x < n_src) stage_weight(threadIdx.x, w_raw);
+    for (int e = threadIdx.x + kSmallThreads; e < n_src; e += kSmallThreads) stage_weight(e, w[e]);
+    stage_zeros_and_bias(threadIdx.x, kSmallThreads, b_raw);
   }
   small_mark(p, kStWeights, stage0 ? 0.f : ws[0] + bias_s[0]);  // thread 0 stages only without stagers
+  }  // the phase-1 warps
   __syncthreads();
   small_mark(p, kStBarrier);
 
