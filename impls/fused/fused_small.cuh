@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   // Stagers only at NCOL <= 2 (seq <= 64): at NCOL 4-8, with their branch in the kernel, ptxas put
   // the first row's conversions between the two rows' loads, so the second row's loads waited for
   // the first's DRAM round trip (the SASS; v160's first build measured seq 128 +10%).
-  const int stage0 = NCOL <= 2 && busy_warps < kSmallThreads / 32 ? 32 * busy_warps : 0;  // the first stager (0: none)
+  const int stage0 = NCOL <= 2 && busy_warps < kSmallThreads / 32 ? 32 * busy_warps : 0;  // first stager; 0: none
   const int n_stage = kSmallThreads - stage0;
   constexpr int kWRegs = kSmallWeightBytes / static_cast<int>(sizeof(T));
   T w_raw{}, b_raw{};
@@ -93,14 +93,16 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     if (threadIdx.x < p.O) b_raw = bias[threadIdx.x];
   }
   {
-    const int first = (stage0 ? kWRegs * n_stage : kSmallThreads) * static_cast<int>(sizeof(T)) / 128;  // lines the first loads cover
+    // Lines the first loads cover: a round of the stagers' registers, or one element a thread.
+    const int first = (stage0 ? kWRegs * n_stage : kSmallThreads) * static_cast<int>(sizeof(T)) / 128;
     const int lines = (n_src * static_cast<int>(sizeof(T)) + 127) / 128;
     for (int e = first + threadIdx.x; e < lines; e += kSmallThreads)
       asm volatile("prefetch.global.L2 [%0];" ::"l"(reinterpret_cast<const char*>(w) + 128 * e));
   }
   // Weights as [c][u][v][o4] and the bias, fp32. Source element e = o (C k^2) + rem with
-  // rem = (c K + u) K + v goes to ws[rem O4 + o]; heads o in [O, O4) are zeros. Staged by threads
-  // first.. of the block, n of them, the bias's first element from the register v.
+  // rem = (c K + u) K + v goes to ws[rem O4 + o]; heads o in [O, O4) are zeros.
+  // stage_zeros_and_bias(s, n, v): the s-th of n staging threads writes its share of the zero heads
+  // and of the bias, bias[s] from its register v.
   const int ckk = p.C * kk, pad = p.O4 - p.O;
   const auto stage_weight = [&](int e, T v) {
     const int o = small_div(e, p.ckk_magic);
@@ -128,99 +130,99 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     }
     stage_zeros_and_bias(s, n_stage, b_raw);
   } else {
-  // 1. Probabilities of rows i0 - r .. i0 + RB + r - 1, all channels; two pairs per warp (the
-  // first busy_warps warps).
-  for (int pair0 = warp * 2; pair0 < pairs; pair0 += 2 * (kSmallThreads / 32)) {
-    float x[2][NCOL];
-    int row_of[2];
-    if constexpr (NCOL >= 4) {
-      // v93r (seq 65-256): every lane loads, and the masks come after: a column past the diagonal
-      // re-reads the row's last causal one (a sector the row's loads read anyway), a row outside
-      // the tensor (or a pair past the last) the tensor's first element. The predicated loads
-      // below kept each conversion between the loads, where it waits for its load (predicated
-      // or not), so a pass's 8-16 loads went out in 3-4 batches (tools/load_waits.py; seq 256
-      // -5.9%, JOURNAL.md v93). At NCOL 1-2 (2-4 loads) this form measured +2..+3% (v93s).
-      T raw[2][NCOL];  // both rows' loads before any conversion
+    // 1. Probabilities of rows i0 - r .. i0 + RB + r - 1, all channels; two pairs per warp (the
+    // first busy_warps warps).
+    for (int pair0 = warp * 2; pair0 < pairs; pair0 += 2 * (kSmallThreads / 32)) {
+      float x[2][NCOL];
+      int row_of[2];
+      if constexpr (NCOL >= 4) {
+        // v93r (seq 65-256): every lane loads, and the masks come after: a column past the diagonal
+        // re-reads the row's last causal one (a sector the row's loads read anyway), a row outside
+        // the tensor (or a pair past the last) the tensor's first element. The predicated loads
+        // below kept each conversion between the loads, where it waits for its load (predicated
+        // or not), so a pass's 8-16 loads went out in 3-4 batches (tools/load_waits.py; seq 256
+        // -5.9%, JOURNAL.md v93). At NCOL 1-2 (2-4 loads) this form measured +2..+3% (v93s).
+        T raw[2][NCOL];  // both rows' loads before any conversion
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int pair = pair0 + h, c = small_div(pair, p.halo_magic), pr = pair - c * halo, ip = i0 - p.r + pr;
+          row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
+          const T* row = row_of[h] < 0 ? scores : scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S;
+          const int last = max(row_of[h], 0);
+#pragma unroll
+          for (int q = 0; q < NCOL; ++q) raw[h][q] = row[min(lane + 32 * q, last)];
+        }
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int q = 0; q < NCOL; ++q) {
+            const int j = lane + 32 * q;
+            x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(raw[h][q]) * kLog2e : -INFINITY;
+          }
+      } else {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int pair = pair0 + h, c = small_div(pair, p.halo_magic), pr = pair - c * halo, ip = i0 - p.r + pr;
+          row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
+          const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + (row_of[h] < 0 ? 0 : ip)) * p.S;
+#pragma unroll
+          for (int q = 0; q < NCOL; ++q) {
+            const int j = lane + 32 * q;
+            x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(row[j]) * kLog2e : -INFINITY;
+          }
+        }
+      }
+      if (pair0 == 0) small_mark(p, kStLoads, x[0][0]);
+      // v158: the two pairs' reductions side by side, each shuffle round for both rows (before,
+      // pair 1's ten shuffles waited for pair 0's: a `break` between them kept them apart), and the
+      // reciprocal by rcp.approx (l >= 1: the row's maximum contributes 2^0). A pair past the last
+      // has row_of -1: its x are -inf, then 0, and it stores nothing.
+      float m[2], l[2];
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int pair = pair0 + h, c = small_div(pair, p.halo_magic), pr = pair - c * halo, ip = i0 - p.r + pr;
-        row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
-        const T* row = row_of[h] < 0 ? scores : scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S;
-        const int last = max(row_of[h], 0);
+        m[h] = x[h][0];
 #pragma unroll
-        for (int q = 0; q < NCOL; ++q) raw[h][q] = row[min(lane + 32 * q, last)];
+        for (int q = 1; q < NCOL; ++q) m[h] = fmaxf(m[h], x[h][q]);
       }
 #pragma unroll
-      for (int h = 0; h < 2; ++h)
+      for (int o = 16; o; o /= 2)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) m[h] = fmaxf(m[h], __shfl_xor_sync(0xffffffffu, m[h], o));
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        l[h] = 0.f;
+#pragma unroll
+        for (int q = 0; q < NCOL; ++q) {
+          x[h][q] = row_of[h] >= 0 ? ex2(x[h][q] - m[h]) : 0.f;  // 2^-inf = 0 past the diagonal
+          l[h] += x[h][q];
+        }
+      }
+#pragma unroll
+      for (int o = 16; o; o /= 2)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) l[h] += __shfl_xor_sync(0xffffffffu, l[h], o);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int pair = pair0 + h;
+        if (pair >= pairs) break;
+        const float inv = row_of[h] >= 0 ? rcp_approx(l[h]) : 0.f;
+        float* dst = pt + pair * p.SP;  // pair = c * halo + pr: the tile is [c][pr][column + r]
 #pragma unroll
         for (int q = 0; q < NCOL; ++q) {
           const int j = lane + 32 * q;
-          x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(raw[h][q]) * kLog2e : -INFINITY;
+          if (j < p.S) dst[j + p.r] = x[h][q] * inv;
         }
-    } else {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int pair = pair0 + h, c = small_div(pair, p.halo_magic), pr = pair - c * halo, ip = i0 - p.r + pr;
-        row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
-        const T* row = scores + ((static_cast<long long>(b) * p.C + c) * p.S + (row_of[h] < 0 ? 0 : ip)) * p.S;
-#pragma unroll
-        for (int q = 0; q < NCOL; ++q) {
-          const int j = lane + 32 * q;
-          x[h][q] = row_of[h] >= 0 && j <= row_of[h] ? to_f(row[j]) * kLog2e : -INFINITY;
-        }
+        if (lane < 2 * p.r) dst[lane < p.r ? lane : p.S + lane] = 0.f;  // the zero padding columns
       }
     }
-    if (pair0 == 0) small_mark(p, kStLoads, x[0][0]);
-    // v158: the two pairs' reductions side by side, each shuffle round for both rows (before,
-    // pair 1's ten shuffles waited for pair 0's: a `break` between them kept them apart), and the
-    // reciprocal by rcp.approx (l >= 1: the row's maximum contributes 2^0). A pair past the last
-    // has row_of -1: its x are -inf, then 0, and it stores nothing.
-    float m[2], l[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      m[h] = x[h][0];
-#pragma unroll
-      for (int q = 1; q < NCOL; ++q) m[h] = fmaxf(m[h], x[h][q]);
+    small_mark(p, kStProbs);
+    if (!stage0) {
+      if (threadIdx.x < n_src) stage_weight(threadIdx.x, w_raw);
+      for (int e = threadIdx.x + kSmallThreads; e < n_src; e += kSmallThreads) stage_weight(e, w[e]);
+      stage_zeros_and_bias(threadIdx.x, kSmallThreads, b_raw);
     }
-#pragma unroll
-    for (int o = 16; o; o /= 2)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) m[h] = fmaxf(m[h], __shfl_xor_sync(0xffffffffu, m[h], o));
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      l[h] = 0.f;
-#pragma unroll
-      for (int q = 0; q < NCOL; ++q) {
-        x[h][q] = row_of[h] >= 0 ? ex2(x[h][q] - m[h]) : 0.f;  // 2^-inf = 0 past the diagonal
-        l[h] += x[h][q];
-      }
-    }
-#pragma unroll
-    for (int o = 16; o; o /= 2)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) l[h] += __shfl_xor_sync(0xffffffffu, l[h], o);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int pair = pair0 + h;
-      if (pair >= pairs) break;
-      const float inv = row_of[h] >= 0 ? rcp_approx(l[h]) : 0.f;
-      float* dst = pt + pair * p.SP;  // pair = c * halo + pr: the tile is [c][pr][column + r]
-#pragma unroll
-      for (int q = 0; q < NCOL; ++q) {
-        const int j = lane + 32 * q;
-        if (j < p.S) dst[j + p.r] = x[h][q] * inv;
-      }
-      if (lane < 2 * p.r) dst[lane < p.r ? lane : p.S + lane] = 0.f;  // the zero padding columns
-    }
-  }
-  small_mark(p, kStProbs);
-  if (!stage0) {
-    if (threadIdx.x < n_src) stage_weight(threadIdx.x, w_raw);
-    for (int e = threadIdx.x + kSmallThreads; e < n_src; e += kSmallThreads) stage_weight(e, w[e]);
-    stage_zeros_and_bias(threadIdx.x, kSmallThreads, b_raw);
-  }
-  small_mark(p, kStWeights, stage0 ? 0.f : ws[0] + bias_s[0]);  // thread 0 stages only without stagers
-  }  // the phase-1 warps
+    small_mark(p, kStWeights, stage0 ? 0.f : ws[0] + bias_s[0]);  // thread 0 stages only without stagers
+  }  // the phase-1 warps' branch
   __syncthreads();
   small_mark(p, kStBarrier);
 
