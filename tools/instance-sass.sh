@@ -9,7 +9,8 @@
 #   pip download --no-deps -d /tmp/w nvidia-cuda-cuobjdump && unzip -qo /tmp/w/*.whl -d /tmp/w/x
 #   CUOBJDUMP=$(find /tmp/w/x -name cuobjdump -type f) tools/instance-sass.sh small ...
 # Prints one instruction a line (addresses and encodings dropped); with --summary, the line
-# numbers of the global loads, the barriers and the shuffles' destination registers.
+# numbers of the global loads, the barriers and the shuffles' destination registers. Where a
+# load waits for an earlier one: tools/spill-sites.sh (its load_waits.py report, with nvdisasm).
 # Usage: tools/instance-sass.sh NAME MANGLED_KERNEL_NAME [TREE] [--summary]
 #   e.g. tools/instance-sass.sh small _ZN8mtabench5fused18fused_small_kernelI13__nv_bfloat16Li3ELi1EEEvNS0_11SmallParamsE
 set -euo pipefail
