@@ -3,14 +3,18 @@
 # compiled for sm_90a as the build does, with `ptxas -v`; with BASE_TREE, the same file of that
 # tree too, and the change (tools/ptxas_spills.py --against). Runs where nvcc is (no GPU needed):
 # the check to make before spending device time on a candidate (JOURNAL.md, sixteenth session).
-# The exit status watches KERNEL_RE (default: the few-heads instance, fused_kernel<T, 1, 1, 0, 0,
-# 0>, whose 64 registers make its spills move): 1 when it spills more than in BASE_TREE.
+# The exit status watches KERNEL_RE (default: the few-heads instance, fused_kernel<T, true, 1, 0,
+# 0, false>, whose 64 registers make its spills move): 1 when it spills more than in BASE_TREE.
 # Usage: tools/instance-spills.sh NAME [BASE_TREE]   e.g. tools/instance-spills.sh mma_bf16 /tmp/main
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:?usage: tools/instance-spills.sh NAME [BASE_TREE]}
 base=${2:-}
-kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, false, false>'}
+# Default: the few-heads instance in the mma files, every kernel in the others.
+case $name in
+  mma_*) kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, 0, false>'} ;;
+  *) kernel_re=${KERNEL_RE:-'.'} ;;
+esac
 source "$here/tools/instance-lib.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

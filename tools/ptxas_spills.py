@@ -11,7 +11,8 @@ Usage: ptxas_spills.py LOG [--against BASE_LOG] [--kernel REGEX]
 Prints one row per kernel (demangled by c++filt where it is on PATH): registers, stack frame,
 spill stores and loads (bytes). With --against, the base's figures and the change; the exit
 status is 1 when a kernel matching --kernel (default: every kernel) spills more bytes (stores or
-loads) than in the base, or is missing from the new log; 2 on a log with no kernels.
+loads) than in the base, or is missing from the new log; 2 on a log with no kernels or a
+--kernel that matches none.
 """
 import argparse
 import re
@@ -82,6 +83,11 @@ def main():
     names = sorted(set(new) | set(base or {}))
     pretty = demangle(names)
     watch = re.compile(a.kernel)
+    if not any(watch.search(pretty[n]) for n in names):
+        # A watch that matches nothing would pass every change (the default of instance-spills.sh
+        # named the few-heads instance's old template arguments from v72 to the fifty-fifth session).
+        print(f"ptxas_spills.py: --kernel {a.kernel!r} matches no kernel in the log(s)", file=sys.stderr)
+        return 2
     worse = []
     fmt = "{:<60} {:>5} {:>6} {:>7} {:>6}"
     head = fmt.format("kernel", "regs", "stack", "stores", "loads")

@@ -12,7 +12,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:?usage: tools/spill-sites.sh NAME}
-kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, false, false>'}
+# Default: the few-heads instance in the mma files, every kernel in the others.
+case $name in
+  mma_*) kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, 0, false>'} ;;
+  *) kernel_re=${KERNEL_RE:-'.'} ;;
+esac
 source "$here/tools/instance-lib.sh"
 nvdisasm=${NVDISASM:-$(command -v nvdisasm || echo "$(dirname "$nvcc")/nvdisasm")}
 [ -x "$nvdisasm" ] || { echo "spill-sites.sh: no nvdisasm ($nvdisasm); set NVDISASM (see the header)" >&2; exit 2; }

@@ -2,7 +2,7 @@
 """tools/ptxas_spills.py on made-up `ptxas -v` logs: each kernel's registers and spills are read
 from its own block (a separately compiled device function's properties are not a kernel's),
 and with --against the exit status is 1 exactly when a watched kernel spills more bytes than in
-the base or is missing, 0 otherwise, 2 for a log without kernels.
+the base or is missing, 0 otherwise, 2 for a log without kernels or a watch matching none.
 Usage: ptxas_spills_test.py TOOLS/ptxas_spills.py"""
 import os
 import subprocess
@@ -82,10 +82,12 @@ def main():
     check("watched kernel missing", rc, 1, out)
     rc, out = run(tool, "ptxas info    : nothing compiled\n")
     check("no kernels", rc, 2, out)
+    rc, out = run(tool, log((48, 56), (0, 0)), log((48, 56), (0, 0)), "fused_kernel<[^,]+, true, 9")
+    check("a watch that matches no kernel", rc, 2, out)
     if fails:
         print("\n".join(fails))
         return 1
-    print("ptxas_spills.py: 9 cases as expected")
+    print("ptxas_spills.py: 10 cases as expected")
     return 0
 
 
