@@ -14,8 +14,9 @@
 #   6. with ABBA_FULL=1, after a battery that passed, A's whole fused suite: the record to land
 #      if A's tree is committed as measured (its source_digest says so).
 # Stages that no longer fit in TOTAL_BUDGET_S (seconds of command, default 540) are skipped and
-# say so. Writes into OUT: summary.txt (tables, verdicts, stage times), b1/a1/a2/b2.jsonl,
-# cmp1.md and cmp2.md, ctest-1.log, timeline.tar.gz and full.jsonl where those stages ran.
+# say so. Writes into OUT at most five files: summary.txt (tables, verdicts, stage times),
+# rounds.tar.gz (b1/a1/a2/b2.jsonl, cmp1.md and cmp2.md), ctest-1.log, timeline.tar.gz and
+# full.jsonl where those stages ran.
 # Usage: [ABBA_FILTER=REGEX] [ABBA_TARGET=REGEX] [ABBA_CHECKS=auto|1|0] [ABBA_TIMELINE=1]
 #        [ABBA_TIMELINE_CASE=FILE:REGEX] [ABBA_FULL=1] tools/gpu-abba.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]
 #   e.g. git archive main | tar -x -C ab/b (without results/, for the 64 MiB limit), the
@@ -73,6 +74,10 @@ for r in 1 2; do
 done
 stage "A faster on $abba_target in $wins of 2 rounds"
 unset SUITE_FILTER
+# The device hands back at most 8 files (the fifty-fifth session lost summary.txt three times to
+# the ninth and tenth): the rounds' records and compares go back as one archive.
+tar -czf "$out/rounds.tar.gz" -C "$out" b1.jsonl a1.jsonl a2.jsonl b2.jsonl cmp1.md cmp2.md &&
+  rm -f "$out"/{b1,a1,a2,b2}.jsonl "$out"/cmp{1,2}.md
 
 checks=${ABBA_CHECKS:-auto}
 passed=0

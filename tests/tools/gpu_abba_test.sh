@@ -67,7 +67,11 @@ run_case win 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_TIMELINE=1 ABBA_FULL=1 -- 
 has win "A faster on k7-h32 in 2 of 2 rounds"
 has win "FusedGpu tests of build-abba-a"
 has win "A's item timeline"
-for f in b1.jsonl a1.jsonl a2.jsonl b2.jsonl cmp1.md cmp2.md ctest-1.log full.jsonl; do has_file win "$f"; done
+for f in summary.txt rounds.tar.gz ctest-1.log timeline.tar.gz full.jsonl; do has_file win "$f"; done
+# At most 8 files come back from the device: the rounds travel as one archive.
+[ "$(find "$dir/out-win" -type f | wc -l)" -le 8 ] || { echo "FAIL win: more than 8 files in OUT"; failures=$((failures + 1)); }
+[ "$(tar -tzf "$dir/out-win/rounds.tar.gz" | sort | tr '\n' ' ')" = "a1.jsonl a2.jsonl b1.jsonl b2.jsonl cmp1.md cmp2.md " ] ||
+  { echo "FAIL win: rounds.tar.gz lacks a round"; failures=$((failures + 1)); }
 
 run_case same 0 FAKE_A="$slower" FAKE_B="$slower" ABBA_FULL=1 -- . ab/b
 has same "A faster on k7-h32 in 0 of 2 rounds"
@@ -78,6 +82,7 @@ nofile same full.jsonl
 run_case smoke 1 FAKE_A="$faster" FAKE_B="$slower" FAKE_SMOKE_RC=3 -- . ab/b
 has smoke "A's smoke run failed (rc 3)"
 nofile smoke b1.jsonl
+nofile smoke rounds.tar.gz
 
 run_case short 0 FAKE_A="$faster" FAKE_B="$slower" -- . ab/b 100
 has short "no time for A's battery"
