@@ -10,12 +10,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:?usage: tools/instance-spills.sh NAME [BASE_TREE]}
 base=${2:-}
-# Default: the few-heads instance in the mma files, every kernel in the others.
-case $name in
-  mma_*) kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, 0, false>'} ;;
-  *) kernel_re=${KERNEL_RE:-'.'} ;;
-esac
 source "$here/tools/instance-lib.sh"
+kernel_re=$(default_kernel_re "$name")
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

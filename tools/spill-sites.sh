@@ -12,12 +12,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:?usage: tools/spill-sites.sh NAME}
-# Default: the few-heads instance in the mma files, every kernel in the others.
-case $name in
-  mma_*) kernel_re=${KERNEL_RE:-'fused_kernel<[^,]+, true, 1, 0, 0, false>'} ;;
-  *) kernel_re=${KERNEL_RE:-'.'} ;;
-esac
 source "$here/tools/instance-lib.sh"
+kernel_re=$(default_kernel_re "$name")
 nvdisasm=${NVDISASM:-$(command -v nvdisasm || echo "$(dirname "$nvcc")/nvdisasm")}
 [ -x "$nvdisasm" ] || { echo "spill-sites.sh: no nvdisasm ($nvdisasm); set NVDISASM (see the header)" >&2; exit 2; }
 out=$(mktemp -d)
