@@ -1,5 +1,6 @@
 #pragma once
 // Math shared by the fused kernel's two paths (fused_kernel.cuh, fused_small.cuh).
+#include "impls/fused/fused_small_params.h"  // ordered_key, small_sum_bits
 
 namespace mtabench::fused {
 
@@ -28,6 +29,20 @@ __device__ __forceinline__ float rcp_approx(float x) {
   float y;
   asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// The warp's maximum of v by one redux.sync on ordered keys (v162); every lane gets it.
+__device__ __forceinline__ float warp_max_redux(float v) {
+  return __int_as_float(ordered_key(__reduce_max_sync(0xffffffffu, ordered_key(__float_as_int(v)))));
+}
+
+// The warp's sum of v in [0, NCOL] by one redux.sync in fixed point (v162; small_sum_bits says
+// why it is exact enough for 16-bit types); every lane gets it.
+template <int NCOL>
+__device__ __forceinline__ float warp_sum_unit_redux(float v) {
+  constexpr float scale = static_cast<float>(1u << small_sum_bits(NCOL));
+  const unsigned q = __float2uint_rn(v * scale);
+  return __uint2float_rn(__reduce_add_sync(0xffffffffu, q)) * (1.f / scale);
 }
 
 }  // namespace mtabench::fused

@@ -87,6 +87,7 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
   const int stage0 = NCOL <= 2 && busy_warps < kSmallThreads / 32 ? 32 * busy_warps : 0;  // first stager; 0: none
   const int n_stage = kSmallThreads - stage0;
   constexpr int kWRegs = kSmallWeightBytes / static_cast<int>(sizeof(T));
+  constexpr bool kSmallRedux = NCOL <= 2;  // v162: the rows' reductions by redux.sync
   T w_raw{}, b_raw{};
   if (!stage0) {
     if (threadIdx.x < n_src) w_raw = w[threadIdx.x];
@@ -135,23 +136,29 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
     for (int pair0 = warp * 2; pair0 < pairs; pair0 += 2 * (kSmallThreads / 32)) {
       float x[2][NCOL];
       int row_of[2];
-      if constexpr (NCOL >= 4) {
-        // v93r (seq 65-256): every lane loads, and the masks come after: a column past the diagonal
-        // re-reads the row's last causal one (a sector the row's loads read anyway), a row outside
-        // the tensor (or a pair past the last) the tensor's first element. The predicated loads
-        // below kept each conversion between the loads, where it waits for its load (predicated
-        // or not), so a pass's 8-16 loads went out in 3-4 batches (tools/load_waits.py; seq 256
-        // -5.9%, JOURNAL.md v93). At NCOL 1-2 (2-4 loads) this form measured +2..+3% (v93s).
+      if constexpr (NCOL >= 2) {
+        // v93r (seq 65-256; 33-256 since v162): every lane loads, and the masks come after: a
+        // column past the diagonal re-reads the row's last causal one (a sector the row's loads
+        // read anyway), a row outside the tensor (or a pair past the last) the tensor's first
+        // element. The predicated loads below kept each conversion between the loads, where it
+        // waits for its load (predicated or not), so a pass's 8-16 loads went out in 3-4 batches
+        // (tools/load_waits.py; seq 256 -5.9%, JOURNAL.md v93). At NCOL 1-2 (2-4 loads) this form measured +2..+3% (v93s); v162
+        // gives NCOL 2 this form again, with both rows' addresses before any load: in the other
+        // form ptxas issued the second row's loads after the first row's conversions, one DRAM
+        // round trip after the first's (tools/spill-sites.sh's load waits).
         T raw[2][NCOL];  // both rows' loads before any conversion
+        const T* row[2];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < 2; ++h) {  // both rows' addresses before any load
           const int pair = pair0 + h, c = small_div(pair, p.halo_magic), pr = pair - c * halo, ip = i0 - p.r + pr;
           row_of[h] = pair < pairs && ip >= 0 && ip < p.S ? ip : -1;
-          const T* row = row_of[h] < 0 ? scores : scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S;
-          const int last = max(row_of[h], 0);
-#pragma unroll
-          for (int q = 0; q < NCOL; ++q) raw[h][q] = row[min(lane + 32 * q, last)];
+          row[h] = row_of[h] < 0 ? scores
+                                 : scores + ((static_cast<long long>(b) * p.C + c) * p.S + ip) * p.S;
         }
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int q = 0; q < NCOL; ++q) raw[h][q] = row[h][min(lane + 32 * q, max(row_of[h], 0))];
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -184,10 +191,18 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
 #pragma unroll
         for (int q = 1; q < NCOL; ++q) m[h] = fmaxf(m[h], x[h][q]);
       }
+      // v162: at NCOL <= 2, each maximum by one redux.sync (five shuffle rounds before). At
+      // NCOL 4 the redux form made ptxas convert the first row's columns between the rows' loads
+      // (the SASS: the second row's DRAM round trip after the first's): NCOL 4-8 keep shuffles.
+      if constexpr (kSmallRedux) {
 #pragma unroll
-      for (int o = 16; o; o /= 2)
+        for (int h = 0; h < 2; ++h) m[h] = warp_max_redux(m[h]);
+      } else {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) m[h] = fmaxf(m[h], __shfl_xor_sync(0xffffffffu, m[h], o));
+        for (int o = 16; o; o /= 2)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) m[h] = fmaxf(m[h], __shfl_xor_sync(0xffffffffu, m[h], o));
+      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         l[h] = 0.f;
@@ -197,10 +212,15 @@ __global__ void __launch_bounds__(kSmallThreads) fused_small_kernel(const SmallP
           l[h] += x[h][q];
         }
       }
+      if constexpr (kSmallRedux && sizeof(T) == 2) {  // v162: each sum by one fixed-point redux
 #pragma unroll
-      for (int o = 16; o; o /= 2)
+        for (int h = 0; h < 2; ++h) l[h] = warp_sum_unit_redux<NCOL>(l[h]);
+      } else {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) l[h] += __shfl_xor_sync(0xffffffffu, l[h], o);
+        for (int o = 16; o; o /= 2)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) l[h] += __shfl_xor_sync(0xffffffffu, l[h], o);
+      }
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int pair = pair0 + h;

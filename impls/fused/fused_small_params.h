@@ -53,6 +53,22 @@ inline int small_div(int n, unsigned long long magic) {
   return static_cast<int>((x * static_cast<unsigned>(magic >> 32) + (lo >> 32)) >> 32);
 }
 
+// v162: the rows' reductions by redux.sync (integers only on sm_90). The maximum: a float's bits
+// as an int whose signed order is the float's (a negative float's low 31 bits flipped; its own
+// inverse). The sum of a lane's NCOL exponentials (each in [0, 1]) in fixed point with
+// small_sum_bits(NCOL) fraction bits: a lane's term <= 2^26, the warp's sum <= 2^31 fits an
+// unsigned; rounding each term costs at most 2^-(bits+1), the sum at most 2^(4-bits) <= 2^-19
+// against a row sum of at least 1 (16-bit types only: their gate allows 1e-2; fp32 keeps its
+// shuffles).
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+inline int ordered_key(int bits) { return bits ^ ((bits >> 31) & 0x7fffffff); }
+#ifdef __CUDACC__
+__host__ __device__
+#endif
+constexpr int small_sum_bits(int ncol) { return ncol >= 8 ? 23 : ncol >= 4 ? 24 : ncol >= 2 ? 25 : 26; }
+
 // The small kernel's timeline words a block: entry, its first rows' loads arrived, the
 // statistics and probabilities done, the weights staged, the barrier passed, the convolution's
 // sums done, exit (after the stores are issued), and the block's SM.

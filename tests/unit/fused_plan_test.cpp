@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -773,6 +775,52 @@ TEST(FusedSmallPlan, MagicDivisionIsExact) {
       ASSERT_EQ(small_div(rest, p.pos_magic), rest / positions);
     for (int e = 0; e < positions + kSmallThreads; ++e) ASSERT_EQ(small_div(e, p.s_magic), e / p.S);
     for (int e = 0; e < p.O * ckk + kSmallThreads; ++e) ASSERT_EQ(small_div(e, p.ckk_magic), e / ckk);
+  }
+}
+
+// v162: the small kernel's row maxima by redux.sync on ordered keys: the key's signed order is
+// the float's, and the key is its own inverse.
+TEST(FusedSmallPlan, ReduxKeysKeepFloatOrder) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> ascending = {-inf, -std::numeric_limits<float>::max(), -1e10f, -1.f, -std::numeric_limits<float>::min(),
+                                        -std::numeric_limits<float>::denorm_min(), -0.f, 0.f,
+                                        std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min(), 1.f, 1e10f,
+                                        std::numeric_limits<float>::max(), inf};
+  const auto bits = [](float f) {
+    int b;
+    std::memcpy(&b, &f, 4);
+    return b;
+  };
+  for (std::size_t i = 1; i < ascending.size(); ++i)
+    EXPECT_LT(ordered_key(bits(ascending[i - 1])), ordered_key(bits(ascending[i]))) << ascending[i - 1] << " < " << ascending[i];
+  std::mt19937 rng(162);
+  for (int k = 0; k < 100000; ++k) {
+    const int b = static_cast<int>(rng());
+    ASSERT_EQ(ordered_key(ordered_key(b)), b);
+  }
+}
+
+// v162: the rows' sums of exponentials (each in [0, 1], NCOL a lane) in fixed point: a warp's 32
+// rounded terms fit an unsigned, and the sum is within 2^-19 of the exact one (a row sum is >= 1).
+TEST(FusedSmallPlan, FixedPointRowSumFitsAndIsCloseEnough) {
+  std::mt19937 rng(1620);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  for (int ncol : {1, 2, 4, 8}) {
+    const int bits = small_sum_bits(ncol);
+    const double scale = std::ldexp(1.0, bits);
+    EXPECT_LE(32.0 * ncol * scale, 4294967295.0) << "ncol " << ncol;
+    for (int trial = 0; trial < 2000; ++trial) {
+      unsigned long long fixed = 0;
+      double exact = 0;
+      for (int lane = 0; lane < 32; ++lane) {
+        float term = 0.f;  // a lane's fp32 partial sum, as the kernel holds it
+        for (int q = 0; q < ncol; ++q) term += static_cast<float>(trial == 0 ? 1.0 : unit(rng));
+        exact += term;
+        fixed += static_cast<unsigned long long>(std::nearbyint(static_cast<double>(term) * scale));
+      }
+      ASSERT_LE(fixed, 4294967295ull);
+      EXPECT_LE(std::fabs(static_cast<double>(fixed) / scale - exact), std::ldexp(1.0, -19)) << "ncol " << ncol;
+    }
   }
 }
 
