@@ -44,6 +44,13 @@ PrestatsFold launched_fold(const FusedParams& p, DType dtype) {
 }
 
 SmallFn pick_small(const SmallPlan& plan, DType dtype) {
+  if (plan.row) {
+    switch (dtype) {
+      case DType::bf16: return row_instance<__nv_bfloat16>();
+      case DType::fp16: return row_instance<__half>();
+      case DType::fp32: return row_instance<float>();
+    }
+  }
   switch (dtype) {
     case DType::bf16: return small_instance<__nv_bfloat16>(plan.KT, plan.p.NCOL);
     case DType::fp16: return small_instance<__half>(plan.KT, plan.p.NCOL);
@@ -71,7 +78,7 @@ void prepare_small_kernel(const SmallPlan& plan, DType dtype) {
 }
 
 void launch_small(const SmallPlan& plan, DType dtype, const SmallParams& p, cudaStream_t stream) {
-  pick_small(plan, dtype)<<<plan.grid, kSmallThreads, p.sm_total, stream>>>(p);
+  pick_small(plan, dtype)<<<plan.grid, plan.row ? kRowThreads : kSmallThreads, p.sm_total, stream>>>(p);
   MTABENCH_CUDA_CHECK_LAUNCH();
 }
 

@@ -467,6 +467,14 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
   p.pos_magic = small_magic(rb * p.S);
   p.s_magic = small_magic(p.S);
   p.ckk_magic = small_magic(p.C * p.K * p.K);
+  // v163: where the plan gives one row a block (the problem spreads over the GPU anyway), the
+  // shapes a warp holds take the row kernel: its shared memory is the weights and bias only.
+  if (rb == 1 && p.S <= 32 && p.K == 3 && p.C <= kRowMaxC && p.O <= kRowMaxO) {
+    plan.row = true;
+    p.sm_w = 0;
+    p.sm_bias = p.C * 9 * p.O4 * 4;
+    p.sm_total = align16(p.sm_bias + p.O4 * 4);
+  }
   return plan;
 }
 

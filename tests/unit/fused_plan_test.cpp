@@ -856,6 +856,39 @@ TEST(FusedSmallPlan, ColumnsPerLaneAndChannelGroupsFitTheBlock) {
   }
 }
 
+// v163: the row kernel (a warp an output row) takes seq <= 32, k 3, heads_in <= 4 and heads_out
+// <= 8 where the plan gives one row a block anyway; its shared memory is the weights ([c][u][v]
+// by O4 heads) and the bias. FusedGpu.RowPathCorners runs these shapes.
+TEST(FusedSmallPlan, RowKernelTakesWhatAWarpHolds) {
+  for (const Workload& w : {shape(3, 32, 2, 4, 4, DType::bf16), shape(3, 32, 1, 1, 1, DType::fp32),
+                            shape(3, 31, 2, 3, 8, DType::fp16), shape(3, 2, 3, 2, 7, DType::bf16),
+                            shape(3, 17, 1, 4, 5, DType::fp32), shape(3, 32, 4, 4, 8, DType::fp16),
+                            shape(3, 5, 1, 1, 6, DType::bf16), shape(3, 1, 1, 4, 8, DType::fp32),
+                            shape(3, 1, 700, 2, 3, DType::bf16)}) {
+    SCOPED_TRACE(w.shape_string());
+    const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
+    ASSERT_TRUE(sp.why_not.empty()) << sp.why_not;
+    EXPECT_TRUE(sp.row);
+    EXPECT_EQ(sp.p.RB, 1);
+    EXPECT_EQ(sp.p.QB, sp.p.S);
+    EXPECT_EQ(sp.grid, w.batch * w.seq);
+    EXPECT_EQ(sp.p.sm_w, 0);
+    EXPECT_EQ(sp.p.sm_bias, sp.p.C * 9 * sp.p.O4 * 4);
+    EXPECT_GE(sp.p.sm_total, sp.p.sm_bias + sp.p.O * 4);
+    EXPECT_LE(sp.p.O * sp.p.C * 9, kRowWeightRegs * kRowThreads);  // a lane's registers hold its share
+  }
+  // seq 33 (two columns a lane), k 5, 5 channels, 9 heads out, and enough rows that the plan
+  // puts several in a block (64 batches of 32: 16 a block) keep the small kernel.
+  for (const Workload& w : {shape(3, 33, 1, 4, 4, DType::bf16), shape(5, 32, 1, 4, 4, DType::bf16),
+                            shape(3, 32, 1, 5, 4, DType::bf16), shape(3, 32, 1, 4, 9, DType::fp32),
+                            shape(3, 32, 64, 4, 4, DType::bf16)}) {
+    SCOPED_TRACE(w.shape_string());
+    const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
+    ASSERT_TRUE(sp.why_not.empty()) << sp.why_not;
+    EXPECT_FALSE(sp.row);
+  }
+}
+
 TEST(FusedSmallPlan, RowsPerBlockStopAtTheSeq) {
   // seq 1 over many batches: more rows per block would only be halo rows of zeros.
   const SmallPlan p = make_small_plan(shape(3, 1, 4096, 2, 3, DType::fp32), 227 * 1024, 132);
