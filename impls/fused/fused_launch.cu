@@ -78,7 +78,7 @@ void prepare_small_kernel(const SmallPlan& plan, DType dtype) {
 }
 
 void launch_small(const SmallPlan& plan, DType dtype, const SmallParams& p, cudaStream_t stream) {
-  pick_small(plan, dtype)<<<plan.grid, plan.row ? kRowThreads : kSmallThreads, p.sm_total, stream>>>(p);
+  pick_small(plan, dtype)<<<plan.grid, plan.threads, p.sm_total, stream>>>(p);
   MTABENCH_CUDA_CHECK_LAUNCH();
 }
 

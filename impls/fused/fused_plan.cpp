@@ -467,13 +467,16 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
   p.pos_magic = small_magic(rb * p.S);
   p.s_magic = small_magic(p.S);
   p.ckk_magic = small_magic(p.C * p.K * p.K);
-  // v163: where the plan gives one row a block (the problem spreads over the GPU anyway), the
-  // shapes a warp holds take the row kernel: its shared memory is the weights and bias only.
+  // v164: where the plan gives one row a block (the problem spreads over the GPU anyway), the
+  // shapes a block of a warp a channel holds take the row kernel. Its shared memory: each warp's
+  // weights ([c][u][v][o4]), the bias, the channels' partial sums (float4 [head group][c][32]).
   if (rb == 1 && p.S <= 32 && p.K == 3 && p.C <= kRowMaxC && p.O <= kRowMaxO) {
     plan.row = true;
+    plan.threads = 32 * p.C;
     p.sm_w = 0;
-    p.sm_bias = p.C * 9 * p.O4 * 4;
-    p.sm_total = align16(p.sm_bias + p.O4 * 4);
+    p.sm_bias = align16(p.C * 9 * p.O4 * 4);
+    p.sm_p = p.sm_bias + align16(p.O4 * 4);
+    p.sm_total = p.sm_p + (p.O4 / 4) * p.C * 32 * 16;
   }
   return plan;
 }

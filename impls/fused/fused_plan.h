@@ -67,9 +67,10 @@ struct SmallPlan {
   SmallParams p{};
   int grid = 0;
   int KT = 0;  // compile-time kernel width (3), 0 = any
-  // v163: the row kernel (fused_row.cuh, kRowThreads a block) instead of the small kernel: seq <=
+  // v164: the row kernel (fused_row.cuh, a warp a channel) instead of the small kernel: seq <=
   // 32, k 3, heads_in <= kRowMaxC, heads_out <= kRowMaxO, and one row a block in this plan.
   bool row = false;
+  int threads = kSmallThreads;  // a block's
   std::string why_not;
 };
 SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count);

@@ -12,13 +12,12 @@ constexpr int kSmallCols = kSmallMaxSeq / 32;
 // 2 fp32 (4 fp32 made ptxas spill the fp32 general-k instance at seq 65-128).
 constexpr int kSmallWeightBytes = 8;
 constexpr int kSmallMaxMacs = 4096;  // multiply-adds per position (heads_in * k * k * heads_out)
-// v163: the row path (fused_row.cuh): one warp a block and an output row, seq <= 32 (a lane a
-// column), k 3, at most kRowMaxC channels (a lane holds their 3 rows' 9 taps each) and kRowMaxO
-// heads out; a lane holds kRowWeightRegs elements of the weights from the kernel's start.
-constexpr int kRowThreads = 32;
-constexpr int kRowMaxC = 4;
+// v164: the row path (fused_row.cuh): a block an output row and a warp a channel, seq <= 32 (a
+// lane a column), k 3, at most kRowMaxC channels and kRowMaxO heads out; a lane holds
+// kRowWeightRegs elements of its channel's weights (9 kRowMaxO) from the kernel's start.
+constexpr int kRowMaxC = 8;
 constexpr int kRowMaxO = 8;
-constexpr int kRowWeightRegs = kRowMaxC * 9 * kRowMaxO / kRowThreads;
+constexpr int kRowWeightRegs = (9 * kRowMaxO + 31) / 32;
 
 struct SmallParams {
   const void* scores;

@@ -117,16 +117,17 @@ TEST(FusedGpu, SmallPathCorners) {
                                {3, 24, 1, 9, 3, DType::fp32},   {3, 9, 300, 4, 4, DType::bf16}});
 }
 
-// The row kernel's corners (v163; FusedSmallPlan.RowKernelTakesWhatAWarpHolds pins that these
-// shapes take it): the seed, seq 1, 2, 5, 17, 31 and 32 (columns past seq in the lanes, the first
-// and last rows' missing neighbours), 1 to 4 channels, heads out 1 to 8 (not multiples of 4: the
-// second head group, heads without weights), every dtype (fp32's sums by shuffles), many batches.
+// The row kernel's corners (v164; FusedSmallPlan.RowKernelTakesWhatABlockOfChannelWarpsHolds
+// pins that these shapes take it): the seed, seq 1, 2, 5, 17, 31 and 32 (columns past seq in the
+// lanes, the first and last rows' missing neighbours), 1 to 8 channels (warps), heads out 1 to 8
+// (not multiples of 4: the second head group, heads without weights), every dtype (fp32's sums by
+// shuffles), many batches.
 TEST(FusedGpu, RowPathCorners) {
   MTABENCH_REQUIRE_GPU();
   expect_shapes_pass("row", {{3, 32, 2, 4, 4, DType::bf16}, {3, 32, 1, 1, 1, DType::fp32},
                              {3, 31, 2, 3, 8, DType::fp16}, {3, 2, 3, 2, 7, DType::bf16},
-                             {3, 17, 1, 4, 5, DType::fp32}, {3, 32, 4, 4, 8, DType::fp16},
-                             {3, 5, 1, 1, 6, DType::bf16},  {3, 1, 1, 4, 8, DType::fp32},
+                             {3, 17, 1, 8, 5, DType::fp32}, {3, 32, 4, 4, 8, DType::fp16},
+                             {3, 5, 1, 1, 6, DType::bf16},  {3, 1, 1, 7, 8, DType::fp32},
                              {3, 1, 700, 2, 3, DType::bf16}});
 }
 
