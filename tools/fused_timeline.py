@@ -13,7 +13,8 @@ main kernel's blocks entered while it ran.
 The small-seq kernel (seq <= 256: its CSV starts "# small kernel", one row a block with thread
 0's stamps at entry, its rows' loads arrived, probabilities written, weights staged, barrier
 passed, convolution's sums, exit) gets its own report: the launch span, the entries' spread and
-each phase's median, p90 and max over the blocks.
+each phase's median, p90 and max over the blocks. So does the row kernel (seq <= 32, "# row
+kernel"), whose convolution's sums come before its barrier (ROW_PHASES).
 
 Usage: tools/fused_timeline.py CSV [CSV ...] [--bins N]
 """
@@ -71,6 +72,14 @@ SMALL_PHASES = [("entry", "loads", "entry to its rows' loads arrived"),
                 ("weights", "barrier", "the block barrier"),
                 ("barrier", "conv", "convolution (to its sums)"),
                 ("conv", "exit", "stores issued, exit")]
+# The row kernel (v164, fused_row.cuh; its CSV starts "# row kernel") stamps the same words, but
+# a warp's convolution ends before the block barrier and the channels' sums and stores follow it.
+ROW_PHASES = [("entry", "loads", "entry to all its loads arrived"),
+              ("loads", "probs", "row statistics and probabilities"),
+              ("probs", "weights", "weights staged (its warp's)"),
+              ("weights", "conv", "its channel's taps (to its partial sums)"),
+              ("conv", "barrier", "the block barrier"),
+              ("barrier", "exit", "channels' sums, stores issued, exit")]
 
 
 def small_report(path, out):
@@ -88,7 +97,7 @@ def small_report(path, out):
       f"{len(blocks)} blocks stamped")
     p(f"block entries: last {us(max(entries)):.2f} us after the first (median {us(pct(entries, 0.5)):.2f})")
     p("phase (thread 0 of each block)                 median     p90     max  us")
-    for a, b, name in SMALL_PHASES:
+    for a, b, name in ROW_PHASES if header.startswith("row kernel") else SMALL_PHASES:
         d = [x[b] - x[a] for x in blocks]
         p(f"  {name:<44} {us(pct(d, 0.5)):6.2f}  {us(pct(d, 0.9)):6.2f}  {us(max(d)):6.2f}")
     d = [x["exit"] - x["entry"] for x in blocks]
@@ -97,7 +106,7 @@ def small_report(path, out):
 
 def is_small(path):
     with open(path) as f:
-        return f.readline().startswith("# small kernel")
+        return f.readline().startswith(("# small kernel", "# row kernel"))
 
 
 def report(path, bins, out):

@@ -8,6 +8,10 @@
 #      there if A fails or hangs, before its time is spent;
 #   3. the filtered fused suite (--samples) in the order B A A B, and `mtabench compare` of each
 #      round at gpu-lib.sh's threshold (1%: builds timed in one call agree within ~0.3%);
+#      with ABBA_CONTROL=REGEX, a timed workload whose code A does not change: a round counts
+#      as A's win only where the target's NEW/BASE ratio divided by the control's is below
+#      1 - threshold (the fifty-sixth session: the same small-kernel SASS measured 2-4% apart
+#      between two builds in four rounds, so a launch-bound target's ratio alone misled);
 #   4. A's battery (fused_checks: the FusedGpu tests, memcheck and racecheck) when A was faster
 #      on ABBA_TARGET in both rounds (ABBA_CHECKS=1: always; 0: never);
 #   5. A's ws item timeline on ABBA_TIMELINE_CASE with ABBA_TIMELINE=1 (tools/fused_timeline.py);
@@ -17,7 +21,7 @@
 # say so. Writes into OUT at most five files: summary.txt (tables, verdicts, stage times),
 # rounds.tar.gz (b1/a1/a2/b2.jsonl, cmp1.md and cmp2.md), ctest-1.log, timeline.tar.gz and
 # full.jsonl where those stages ran.
-# Usage: [ABBA_FILTER=REGEX] [ABBA_TARGET=REGEX] [ABBA_CHECKS=auto|1|0] [ABBA_TIMELINE=1]
+# Usage: [ABBA_FILTER=REGEX] [ABBA_TARGET=REGEX] [ABBA_CONTROL=REGEX] [ABBA_CHECKS=auto|1|0] [ABBA_TIMELINE=1]
 #        [ABBA_TIMELINE_CASE=FILE:REGEX] [ABBA_FULL=1] tools/gpu-abba.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]
 #   e.g. git archive main | tar -x -C ab/b (without results/, for the 64 MiB limit), the
 #   candidate in this tree: ABBA_TIMELINE=1 tools/gpu-abba.sh $OUT . ab/b
@@ -35,6 +39,10 @@ abba_target=${ABBA_TARGET:-k7-h32}
 timeline_case=${ABBA_TIMELINE_CASE:-'workloads/shapes.json:^k7-h32'}
 source tools/gpu-lib.sh
 left() { echo $((budget - (SECONDS - t0))); }
+# ratio_of CMP_MD REGEX: the NEW/BASE ratio of compare's first row whose case matches REGEX.
+ratio_of() {
+  awk -F'|' -v re="$2" '$3 ~ re && $8 ~ /[0-9]/ { split($8, a, " "); print a[1]; exit }' "$1"
+}
 
 also=""
 [ "${ABBA_TIMELINE:-0}" = 1 ] && also=" and A's timeline build"
@@ -70,9 +78,16 @@ for r in 1 2; do
   stage "compare b$r (base) a$r (new), threshold $compare_threshold%"
   build-abba-a/mtabench compare --threshold "$compare_threshold" "$out/b$r.jsonl" "$out/a$r.jsonl" >"$out/cmp$r.md" 2>&1
   cat "$out/cmp$r.md" >>"$S"
-  grep -E "^\| \*\*faster\*\* \| [^|]*$abba_target" "$out/cmp$r.md" >/dev/null && wins=$((wins + 1))
+  grep -E "^\| \*\*faster\*\* \| [^|]*$abba_target" "$out/cmp$r.md" >/dev/null || continue
+  if [ -n "${ABBA_CONTROL:-}" ]; then
+    t=$(ratio_of "$out/cmp$r.md" "$abba_target") c=$(ratio_of "$out/cmp$r.md" "$ABBA_CONTROL")
+    net=$(awk -v t="$t" -v c="$c" 'BEGIN { if (t != "" && c > 0) printf "%.4f", t / c }')
+    stage "round $r: $abba_target NEW/BASE ${t:-?}, control $ABBA_CONTROL ${c:-?}, net ${net:-? (no control row)}"
+    awk -v n="$net" -v th="$compare_threshold" 'BEGIN { exit !(n != "" && n < 1 - th / 100) }' || continue
+  fi
+  wins=$((wins + 1))
 done
-stage "A faster on $abba_target in $wins of 2 rounds"
+stage "A faster on $abba_target in $wins of 2 rounds${ABBA_CONTROL:+ (net of control $ABBA_CONTROL)}"
 unset SUITE_FILTER
 # The device hands back at most 8 files (the fifty-fifth session lost summary.txt three times to
 # the ninth and tenth): the rounds' records and compares go back as one archive.

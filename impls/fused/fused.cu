@@ -254,8 +254,8 @@ class Fused final : public Implementation {
     std::fclose(f);
   }
 
-  // The small kernel's stamps (fused_small_params.h, SmallTimelineWord), one row a block, ns from
-  // the first block's entry: entry, loads, probs, weights, barrier, conv, exit, then its SM.
+  // The small or row kernel's stamps (fused_small_params.h, SmallTimelineWord), one row a block,
+  // ns from the first block's entry: entry, loads, probs, weights, barrier, conv, exit, then its SM.
   void dump_small_timeline(const char* dir, const std::vector<unsigned long long>& h) const noexcept {
     unsigned long long t0 = ~0ull;
     for (int b = 0; b < small_.grid; ++b)
@@ -263,7 +263,10 @@ class Fused final : public Implementation {
         t0 = std::min(t0, h[kSmallTimelineWords * static_cast<std::size_t>(b) + kStEntry]);
     std::FILE* f = std::fopen(fmt::format("{}/{}.csv", dir, timeline_name_).c_str(), "w");
     if (!f) return;
-    std::fprintf(f, "# small kernel, grid=%d RB=%d NCOL=%d G=%d\n", small_.grid, small_.p.RB, small_.p.NCOL, small_.p.G);
+    if (small_.row)  // tools/fused_timeline.py reads its phases in the row kernel's order
+      std::fprintf(f, "# row kernel, grid=%d threads=%d\n", small_.grid, small_.threads);
+    else
+      std::fprintf(f, "# small kernel, grid=%d RB=%d NCOL=%d G=%d\n", small_.grid, small_.p.RB, small_.p.NCOL, small_.p.G);
     std::fprintf(f, "block,sm,entry,loads,probs,weights,barrier,conv,exit\n");
     for (int b = 0; b < small_.grid; ++b) {
       const unsigned long long* r = &h[kSmallTimelineWords * static_cast<std::size_t>(b)];

@@ -176,6 +176,17 @@ def main():
                     "0,1,-1,-1,-1,-1,-1,-1,-1\n")
         rc, out = run(tool, nostamp)
         expect(rc != 0 and "no stamped blocks" in out, "a small file without stamps is an error", out)
+        # The row kernel: its conv stamp comes before its barrier stamp. Block 0: loads 0.7,
+        # probabilities 0.3, weights 0.2, taps 0.2, barrier 0.1, sums and exit 0.2 us.
+        row = os.path.join(d, "row.csv")
+        with open(row, "w") as f:
+            f.write("# row kernel, grid=1 threads=128\nblock,sm,entry,loads,probs,weights,barrier,conv,exit\n"
+                    "0,5,0,700,1000,1200,1500,1400,1700\n")
+        rc, out = run(tool, row)
+        expect(rc == 0, f"exit status {rc} on a row-kernel file", out)
+        expect("  its channel's taps (to its partial sums)       0.20    0.20    0.20" in out, "row taps", out)
+        expect("  the block barrier                              0.10    0.10    0.10" in out, "row barrier", out)
+        expect("  channels' sums, stores issued, exit            0.20    0.20    0.20" in out, "row exit", out)
 
     for f in fails:
         print("FAIL:", f)

@@ -79,6 +79,17 @@ has same "A's whole suite not run"
 nofile same ctest-1.log
 nofile same full.jsonl
 
+# A control (ABBA_CONTROL) that moved as much as the target cancels the win: here the target
+# itself (net ratio 1); one that held still (seq 2048, -0.2%) keeps it.
+run_case cancelled 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_CONTROL=k7-h32 -- . ab/b
+has cancelled "net 1.0000"
+has cancelled "A faster on k7-h32 in 0 of 2 rounds (net of control k7-h32)"
+nofile cancelled ctest-1.log
+run_case controlled 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_CONTROL=sweep-seq2048 -- . ab/b
+has controlled "control sweep-seq2048 0.9979, net 0.9839"
+has controlled "A faster on k7-h32 in 2 of 2 rounds (net of control sweep-seq2048)"
+has_file controlled ctest-1.log
+
 run_case smoke 1 FAKE_A="$faster" FAKE_B="$slower" FAKE_SMOKE_RC=3 -- . ab/b
 has smoke "A's smoke run failed (rc 3)"
 nofile smoke b1.jsonl
@@ -91,4 +102,4 @@ nofile short ctest-1.log
 run_case sametree 2 FAKE_A="$faster" FAKE_B="$slower" -- . .
 
 [ "$failures" -eq 0 ] || exit 1
-echo "gpu-abba.sh: a win battery-tested, timed and recorded; a tie, a failed smoke run, a short budget and one tree handled"
+echo "gpu-abba.sh: a win battery-tested, timed and recorded; a control that cancels it and one that does not; a tie, a failed smoke run, a short budget and one tree handled"
