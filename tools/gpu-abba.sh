@@ -8,10 +8,11 @@
 #      there if A fails or hangs, before its time is spent;
 #   3. the filtered fused suite (--samples) in the order B A A B, and `mtabench compare` of each
 #      round at gpu-lib.sh's threshold (1%: builds timed in one call agree within ~0.3%);
-#      with ABBA_CONTROL=REGEX, a timed workload whose code A does not change: a round counts
-#      as A's win only where the target's NEW/BASE ratio divided by the control's is below
-#      1 - threshold (the fifty-sixth session: the same small-kernel SASS measured 2-4% apart
-#      between two builds in four rounds, so a launch-bound target's ratio alone misled);
+#      a round is A's win where every compared case with a name matching ABBA_TARGET is
+#      "faster"; with ABBA_CONTROL=REGEX (one workload whose code A does not change; it is added
+#      to the timed ones), also where each such case's NEW/BASE ratio divided by the control's is
+#      below 1 - threshold (the fifty-sixth session: the same small-kernel SASS measured 2-4%
+#      apart between two builds in four rounds, so a launch-bound target's ratio alone misled);
 #   4. A's battery (fused_checks: the FusedGpu tests, memcheck and racecheck) when A was faster
 #      on ABBA_TARGET in both rounds (ABBA_CHECKS=1: always; 0: never);
 #   5. A's ws item timeline on ABBA_TIMELINE_CASE with ABBA_TIMELINE=1 (tools/fused_timeline.py);
@@ -35,13 +36,20 @@ budget=${4:-540}
 [ -f "$tree_a/CMakeLists.txt" ] && [ -f "$tree_b/CMakeLists.txt" ] || { echo "gpu-abba.sh: A and B must be source trees" >&2; exit 2; }
 [ "$(realpath "$tree_a")" != "$(realpath "$tree_b")" ] || { echo "gpu-abba.sh: A and B are the same tree" >&2; exit 2; }
 abba_filter=${ABBA_FILTER:-'^k7-h32|sweep-seq4096$'}
+[ -n "${ABBA_CONTROL:-}" ] && abba_filter="($abba_filter)|($ABBA_CONTROL)"
 abba_target=${ABBA_TARGET:-k7-h32}
 timeline_case=${ABBA_TIMELINE_CASE:-'workloads/shapes.json:^k7-h32'}
 source tools/gpu-lib.sh
 left() { echo $((budget - (SECONDS - t0))); }
-# ratio_of CMP_MD REGEX: the NEW/BASE ratio of compare's first row whose case matches REGEX.
-ratio_of() {
-  awk -F'|' -v re="$2" '$3 ~ re && $8 ~ /[0-9]/ { split($8, a, " "); print a[1]; exit }' "$1"
+# cases_of CMP_MD REGEX: "VERDICT RATIO NAMES" of each of compare's rows one of whose names (the
+# Workload cell's "seed / sweep-seq32" before its first " · ") matches REGEX; NAMES joined by "/".
+cases_of() {
+  awk -F'|' -v re="$2" 'NF > 8 && $8 ~ /[0-9]/ {
+    n = $3; sub(/^ +/, "", n); sub(/ · .*/, "", n); k = split(n, names, " / ")
+    for (x = 1; x <= k; ++x) if (names[x] ~ re) {
+      v = $2; gsub(/[ *]/, "", v); split($8, a, " "); gsub(/ \/ /, "/", n); print v, a[1], n; break
+    }
+  }' "$1"
 }
 
 also=""
@@ -78,14 +86,27 @@ for r in 1 2; do
   stage "compare b$r (base) a$r (new), threshold $compare_threshold%"
   build-abba-a/mtabench compare --threshold "$compare_threshold" "$out/b$r.jsonl" "$out/a$r.jsonl" >"$out/cmp$r.md" 2>&1
   cat "$out/cmp$r.md" >>"$S"
-  grep -E "^\| \*\*faster\*\* \| [^|]*$abba_target" "$out/cmp$r.md" >/dev/null || continue
+  targets=$(cases_of "$out/cmp$r.md" "$abba_target")
+  [ -n "$targets" ] || { stage "round $r: no compared case is named by ABBA_TARGET ($abba_target)"; continue; }
+  c=1
   if [ -n "${ABBA_CONTROL:-}" ]; then
-    t=$(ratio_of "$out/cmp$r.md" "$abba_target") c=$(ratio_of "$out/cmp$r.md" "$ABBA_CONTROL")
-    net=$(awk -v t="$t" -v c="$c" 'BEGIN { if (t != "" && c > 0) printf "%.4f", t / c }')
-    stage "round $r: $abba_target NEW/BASE ${t:-?}, control $ABBA_CONTROL ${c:-?}, net ${net:-? (no control row)}"
-    awk -v n="$net" -v th="$compare_threshold" 'BEGIN { exit !(n != "" && n < 1 - th / 100) }' || continue
+    control=$(cases_of "$out/cmp$r.md" "$ABBA_CONTROL")
+    if [ "$(printf '%s\n' "$control" | grep -c .)" != 1 ]; then
+      stage "round $r: ABBA_CONTROL ($ABBA_CONTROL) names $(printf '%s\n' "$control" | grep -c .) compared cases, not one: no verdict"
+      continue
+    fi
+    if printf '%s\n' "$targets" | awk '{ print $3 }' | grep -qxF "${control##* }"; then
+      stage "round $r: ABBA_CONTROL ($ABBA_CONTROL) names a target case: no verdict"
+      continue
+    fi
+    c=$(echo "$control" | awk '{ print $2 }')
   fi
-  wins=$((wins + 1))
+  verdict=$(printf '%s\n' "$targets" | awk -v c="$c" -v th="$compare_threshold" -v ctl="${ABBA_CONTROL:-}" '
+    { net = $2 / c; if ($1 != "faster" || (ctl != "" && !(net < 1 - th / 100))) lost = 1
+      line = line sprintf("%s%s %s NEW/BASE %s", NR > 1 ? "; " : "", $3, $1, $2) (ctl != "" ? sprintf(", net %.4f", net) : "") }
+    END { print (lost ? 0 : 1) " " line }')
+  stage "round $r: ${verdict#* }${ABBA_CONTROL:+ (control ${control##* } NEW/BASE $c)}"
+  [ "${verdict%% *}" = 1 ] && wins=$((wins + 1))
 done
 stage "A faster on $abba_target in $wins of 2 rounds${ABBA_CONTROL:+ (net of control $ABBA_CONTROL)}"
 unset SUITE_FILTER

@@ -79,16 +79,25 @@ has same "A's whole suite not run"
 nofile same ctest-1.log
 nofile same full.jsonl
 
-# A control (ABBA_CONTROL) that moved as much as the target cancels the win: here the target
-# itself (net ratio 1); one that held still (seq 2048, -0.2%) keeps it.
-run_case cancelled 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_CONTROL=k7-h32 -- . ab/b
-has cancelled "net 1.0000"
-has cancelled "A faster on k7-h32 in 0 of 2 rounds (net of control k7-h32)"
-nofile cancelled ctest-1.log
-run_case controlled 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_CONTROL=sweep-seq2048 -- . ab/b
-has controlled "control sweep-seq2048 0.9979, net 0.9839"
-has controlled "A faster on k7-h32 in 2 of 2 rounds (net of control sweep-seq2048)"
+# ABBA_CONTROL: a control that held still (seq 2048, -0.2%) keeps the win, net of it; anchored
+# like a filter, it matches the case's name (not the table's whole cell); one that names a target
+# case, or none, gives no verdict; a target that names two cases wins only where both are faster.
+run_case controlled 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_CONTROL='^sweep-seq2048$' -- . ab/b
+has controlled "round 1: k7-h32-b1-seq4096 faster NEW/BASE 0.9818, net 0.9839 (control sweep-seq2048 NEW/BASE 0.9979)"
+has controlled "A faster on k7-h32 in 2 of 2 rounds (net of control ^sweep-seq2048\$)"
+grep -qF -- '--filter (^k7-h32|sweep-seq4096$)|(^sweep-seq2048$)' "$dir/out-controlled/summary.txt" ||
+  { echo "FAIL controlled: the control is not among the timed workloads"; failures=$((failures + 1)); }
 has_file controlled ctest-1.log
+run_case cancelled 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_CONTROL=k7-h32 -- . ab/b
+has cancelled "names a target case: no verdict"
+has cancelled "A faster on k7-h32 in 0 of 2 rounds"
+nofile cancelled ctest-1.log
+run_case nocontrol 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_CONTROL='^no-such-workload$' -- . ab/b
+has nocontrol "names 0 compared cases, not one: no verdict"
+has nocontrol "A faster on k7-h32 in 0 of 2 rounds"
+run_case twotargets 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_TARGET='^k7-h32|^sweep-seq2048$' -- . ab/b
+has twotargets "k7-h32-b1-seq4096 faster NEW/BASE 0.9818; sweep-seq2048 same NEW/BASE 0.9979"
+has twotargets "A faster on ^k7-h32|^sweep-seq2048\$ in 0 of 2 rounds"
 
 run_case smoke 1 FAKE_A="$faster" FAKE_B="$slower" FAKE_SMOKE_RC=3 -- . ab/b
 has smoke "A's smoke run failed (rc 3)"
