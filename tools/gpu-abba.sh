@@ -91,8 +91,9 @@ for r in 1 2; do
   c=1
   if [ -n "${ABBA_CONTROL:-}" ]; then
     control=$(cases_of "$out/cmp$r.md" "$ABBA_CONTROL")
-    if [ "$(printf '%s\n' "$control" | grep -c .)" != 1 ]; then
-      stage "round $r: ABBA_CONTROL ($ABBA_CONTROL) names $(printf '%s\n' "$control" | grep -c .) compared cases, not one: no verdict"
+    n_control=$(printf '%s\n' "$control" | grep -c .)
+    if [ "$n_control" != 1 ]; then
+      stage "round $r: ABBA_CONTROL ($ABBA_CONTROL) names $n_control compared cases, not one: no verdict"
       continue
     fi
     if printf '%s\n' "$targets" | awk '{ print $3 }' | grep -qxF "${control##* }"; then

@@ -139,7 +139,7 @@ class Fused final : public Implementation {
               {"kernel_launches", 1}};
       if (kTimeline)
         c["diagnostic_build"] = "MTABENCH_FUSED_TIMELINE: thread 0 of each block stamps %globaltimer at the small-seq "
-                                "kernel's phases (MTABENCH_FUSED_TIMELINE_TWICE does not apply to it)";
+                                "or row kernel's phases (MTABENCH_FUSED_TIMELINE_TWICE does not apply to it)";
       return c;
     }
     nlohmann::json c = {{"path", plan_.mma ? "tensor-core work queue (fused_kernel.cuh)" : "fp32 FMA work queue (fused_kernel.cuh)"},

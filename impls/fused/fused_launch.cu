@@ -43,18 +43,17 @@ PrestatsFold launched_fold(const FusedParams& p, DType dtype) {
   return dtype == DType::fp32 ? PrestatsFold::generic : prestats_fold(p);
 }
 
+// The small plan's kernel for element type T: the row kernel or the small-seq kernel.
+template <class T>
+SmallFn small_plan_instance(const SmallPlan& plan) {
+  return plan.row ? row_instance<T>() : small_instance<T>(plan.KT, plan.p.NCOL);
+}
+
 SmallFn pick_small(const SmallPlan& plan, DType dtype) {
-  if (plan.row) {
-    switch (dtype) {
-      case DType::bf16: return row_instance<__nv_bfloat16>();
-      case DType::fp16: return row_instance<__half>();
-      case DType::fp32: return row_instance<float>();
-    }
-  }
   switch (dtype) {
-    case DType::bf16: return small_instance<__nv_bfloat16>(plan.KT, plan.p.NCOL);
-    case DType::fp16: return small_instance<__half>(plan.KT, plan.p.NCOL);
-    case DType::fp32: return small_instance<float>(plan.KT, plan.p.NCOL);
+    case DType::bf16: return small_plan_instance<__nv_bfloat16>(plan);
+    case DType::fp16: return small_plan_instance<__half>(plan);
+    case DType::fp32: return small_plan_instance<float>(plan);
   }
   throw std::logic_error("fused: unknown dtype");
 }

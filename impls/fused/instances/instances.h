@@ -33,7 +33,7 @@ KernelFn prestats_instance(PrestatsFold fold);
 // in its row loads. small.cu.
 template <class T>
 SmallFn small_instance(int kt, int ncol);
-// v163: the row kernel (the small plan's `row`). row.cu.
+// v164: the row kernel (the small plan's `row`). row.cu.
 template <class T>
 SmallFn row_instance();
 
