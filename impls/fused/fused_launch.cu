@@ -46,7 +46,7 @@ PrestatsFold launched_fold(const FusedParams& p, DType dtype) {
 // The small plan's kernel for element type T: the row kernel or the small-seq kernel.
 template <class T>
 SmallFn small_plan_instance(const SmallPlan& plan) {
-  return plan.row ? row_instance<T>() : small_instance<T>(plan.KT, plan.p.NCOL);
+  return plan.row ? row_instance<T>(plan.p.NCOL) : small_instance<T>(plan.KT, plan.p.NCOL);
 }
 
 SmallFn pick_small(const SmallPlan& plan, DType dtype) {

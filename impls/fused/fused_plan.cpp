@@ -469,14 +469,14 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
   p.ckk_magic = small_magic(p.C * p.K * p.K);
   // v164: where the plan gives one row a block (the problem spreads over the GPU anyway), the
   // shapes a block of a warp a channel holds take the row kernel. Its shared memory: each warp's
-  // weights ([c][u][v][o4]), the bias, the channels' partial sums (float4 [head group][c][32]).
-  if (rb == 1 && p.S <= 32 && p.K == 3 && p.C <= kRowMaxC && p.O <= kRowMaxO) {
+  // weights ([c][u][v][o4]), the bias, the channels' partial sums (float [O4][c][32 NCOL]).
+  if (rb == 1 && p.S <= kRowMaxSeq && p.K == 3 && p.C <= kRowMaxC && p.O <= kRowMaxO) {
     plan.row = true;
     plan.threads = 32 * p.C;
     p.sm_w = 0;
     p.sm_bias = align16(p.C * 9 * p.O4 * 4);
     p.sm_p = p.sm_bias + align16(p.O4 * 4);
-    p.sm_total = p.sm_p + (p.O4 / 4) * p.C * 32 * 16;
+    p.sm_total = p.sm_p + p.O4 * p.C * 32 * p.NCOL * 4;
   }
   return plan;
 }

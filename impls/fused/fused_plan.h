@@ -68,7 +68,7 @@ struct SmallPlan {
   int grid = 0;
   int KT = 0;  // compile-time kernel width (3), 0 = any
   // v164: the row kernel (fused_row.cuh, a warp a channel) instead of the small kernel: seq <=
-  // 32, k 3, heads_in <= kRowMaxC, heads_out <= kRowMaxO, and one row a block in this plan.
+  // kRowMaxSeq, k 3, heads_in <= kRowMaxC, heads_out <= kRowMaxO, one row a block in this plan.
   bool row = false;
   int threads = kSmallThreads;  // a block's
   std::string why_not;

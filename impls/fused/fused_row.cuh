@@ -1,23 +1,24 @@
 #pragma once
-// The fused kernel's row path (v164): seq <= 32, k 3, heads_in <= kRowMaxC, heads_out <=
-// kRowMaxO, where the small kernel's plan (fused_small.cuh) gives one output row a block anyway.
-// A block takes one output row (batch b, row i), warp c its channel c, lane j its column j:
+// The fused kernel's row path (v164-v166): seq <= 64 (32 before v166), k 3, heads_in <=
+// kRowMaxC, heads_out <= kRowMaxO, where the small kernel's plan (fused_small.cuh) gives one
+// output row a block anyway. A block takes one output row (batch b, row i), warp c its channel c,
+// lane j its columns j + 32 q (q < NCOL):
 //   1. the warp's weights (channel c's 9 taps of every head) and its three score rows (rows
 //      i-1..i+1 of channel c; a row is loaded by three blocks, the later ones from L2), all
 //      issued before any is used;
-//   2. each row's maximum and sum by one redux.sync (fp32 sums by shuffles), the probability in
-//      the lane's register;
+//   2. each row's maximum and sum by one redux.sync (fp32 sums by shuffles), the probabilities in
+//      the lane's registers;
 //   3. the weights into the warp's own shared memory ([u][v][o4]) and a __syncwarp;
-//   4. the taps' columns j-1 and j+1 by one shuffle each a row, channel c's 9 taps of four heads
-//      by FMA, the partial sums into shared memory ([head group][c][j]);
-//   5. a block barrier, then a thread per (head group, column) adds the channels' partial sums
-//      and the bias and stores (zeros above the diagonal).
+//   4. the taps' columns j-1 and j+1 by shuffles, channel c's 9 taps of four heads by FMA, the
+//      partial sums into shared memory ([head][c][column]);
+//   5. a block barrier, then a thread per (head, column) adds the channels' partial sums and the
+//      bias and stores (zeros above the diagonal).
 // Why: at the seed the small kernel's chain after its rows arrive (probabilities into a shared
 // tile, a block barrier, the convolution's index math, channel-group shuffles) measured ~1.1 us
 // of its ~1.9 us span (JOURNAL.md, v159's timeline). v163 ran the whole row on one warp (no
 // block barrier at all) and lost 17%: one warp's ~900 dependent instructions cost more than the
 // barrier saves. Here each warp runs one channel's share, the barrier comes after the FMAs, and
-// only C float4 loads and adds follow it.
+// only C loads and adds a thread follow it.
 #include "harness/device_dtype.cuh"
 #include "impls/fused/fused_math.cuh"
 #include "impls/fused/fused_small.cuh"  // small_mark, fma_heads4
@@ -30,13 +31,16 @@ __device__ __forceinline__ unsigned row_bits(float v) { return __float_as_uint(v
 template <class T>
 __device__ __forceinline__ unsigned row_bits(T v) { return *reinterpret_cast<const unsigned short*>(&v); }
 
-template <class T>
+// NCOL: columns a lane (p.NCOL: 1 for seq <= 32, 2 for seq 33-64 since v166), column j = lane
+// + 32 q of the lane's q-th.
+template <class T, int NCOL>
 __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallParams p) {
+  constexpr int W = 32 * NCOL;  // columns a warp holds
   extern __shared__ __align__(16) char smem[];
   const int c = threadIdx.x >> 5, lane = threadIdx.x & 31;
   float* ws = reinterpret_cast<float*>(smem + p.sm_w) + c * 9 * p.O4;  // this warp's [u][v][o4]
   float* bias_s = reinterpret_cast<float*>(smem + p.sm_bias);
-  float4* part = reinterpret_cast<float4*>(smem + p.sm_p);  // [head group][channel][column]
+  float* part = reinterpret_cast<float*>(smem + p.sm_p);  // [head][channel][column < W]
   const int b = small_div(blockIdx.x, p.qb_magic), i = blockIdx.x - b * p.S;  // QB = S (one row a block)
   const T* scores = static_cast<const T*>(p.scores);
   const T* w = static_cast<const T*>(p.weight);
@@ -55,39 +59,55 @@ __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallPar
     wr[q] = e < n_w ? w[o * 9 * p.C + 9 * c + (e - 9 * o)] : T{};
   }
   const T br = c == 0 && lane < p.O ? bias[lane] : T{};
-  const int plane = p.S * p.S;  // <= 1024: 32-bit offsets from the batch's base
+  const int plane = p.S * p.S;  // <= 4096: 32-bit offsets from the batch's base
   const T* base = scores + static_cast<long long>(b) * (p.C * plane) + c * plane;
-  T raw[3];
+  T raw[3][NCOL];
   bool ok[3];
 #pragma unroll
   for (int u = 0; u < 3; ++u) {
     const int row = i - 1 + u, rc = min(max(row, 0), p.S - 1);
     ok[u] = row >= 0 && row < p.S;
-    raw[u] = base[rc * p.S + min(lane, rc)];
+#pragma unroll
+    for (int q = 0; q < NCOL; ++q) raw[u][q] = base[rc * p.S + min(lane + 32 * q, rc)];
   }
   // Every load before any reduction: in v163 ptxas put later rows' loads (and the weights')
   // after the first rows' redux.sync, each DRAM round trip after the one before (the SASS;
   // ld.volatile and __syncwarp did not stop it). The rows' values carry a zero that depends on
-  // every loaded element (their bits OR'ed, masked by S >> 6, 0 here), which ptxas cannot fold.
+  // every loaded element (their bits OR'ed, masked by S >> 7, 0 here), which ptxas cannot fold.
   unsigned all = row_bits(br);
 #pragma unroll
   for (int q = 0; q < kRowWeightRegs; ++q) all |= row_bits(wr[q]);
 #pragma unroll
-  for (int u = 0; u < 3; ++u) all |= row_bits(raw[u]);
-  const float zero = __uint_as_float(all & static_cast<unsigned>(p.S >> 6));
+  for (int u = 0; u < 3; ++u)
+#pragma unroll
+    for (int q = 0; q < NCOL; ++q) all |= row_bits(raw[u][q]);
+  const float zero = __uint_as_float(all & static_cast<unsigned>(p.S >> 7));
 
   // 2. Probabilities, the three rows side by side.
-  float x[3], l[3];
+  float x[3][NCOL], l[3];
 #pragma unroll
-  for (int u = 0; u < 3; ++u) x[u] = ok[u] && lane <= i - 1 + u ? fmaf(to_f(raw[u]), kLog2e, zero) : -INFINITY;
-  small_mark(p, kStLoads, x[1]);
+  for (int u = 0; u < 3; ++u)
+#pragma unroll
+    for (int q = 0; q < NCOL; ++q)
+      x[u][q] = ok[u] && lane + 32 * q <= i - 1 + u ? fmaf(to_f(raw[u][q]), kLog2e, zero) : -INFINITY;
+  small_mark(p, kStLoads, x[1][0]);
   float m[3];
 #pragma unroll
-  for (int u = 0; u < 3; ++u) m[u] = warp_max_redux(x[u]);
+  for (int u = 0; u < 3; ++u) {
+    m[u] = x[u][0];
+#pragma unroll
+    for (int q = 1; q < NCOL; ++q) m[u] = fmaxf(m[u], x[u][q]);
+    m[u] = warp_max_redux(m[u]);
+  }
 #pragma unroll
   for (int u = 0; u < 3; ++u) {
-    x[u] = ok[u] ? ex2(x[u] - m[u]) : 0.f;  // 2^-inf = 0 past the diagonal
-    l[u] = sizeof(T) == 2 ? warp_sum_unit_redux<1>(x[u]) : x[u];
+    l[u] = 0.f;
+#pragma unroll
+    for (int q = 0; q < NCOL; ++q) {
+      x[u][q] = ok[u] ? ex2(x[u][q] - m[u]) : 0.f;  // 2^-inf = 0 past the diagonal
+      l[u] += x[u][q];
+    }
+    if constexpr (sizeof(T) == 2) l[u] = warp_sum_unit_redux<NCOL>(l[u]);
   }
   if constexpr (sizeof(T) != 2) {
 #pragma unroll
@@ -96,8 +116,12 @@ __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallPar
       for (int u = 0; u < 3; ++u) l[u] += __shfl_xor_sync(0xffffffffu, l[u], o);
   }
 #pragma unroll
-  for (int u = 0; u < 3; ++u) x[u] = ok[u] ? x[u] * rcp_approx(l[u]) : 0.f;  // l >= 1 there
-  small_mark(p, kStProbs, x[1]);
+  for (int u = 0; u < 3; ++u) {
+    const float inv = ok[u] ? rcp_approx(l[u]) : 0.f;  // l >= 1 there
+#pragma unroll
+    for (int q = 0; q < NCOL; ++q) x[u][q] *= inv;
+  }
+  small_mark(p, kStProbs, x[1][0]);
 
   // 3. The warp's weights into its shared memory.
 #pragma unroll
@@ -110,49 +134,57 @@ __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallPar
   small_mark(p, kStWeights, ws[0]);
 
   // 4. Tap v of row u at column j is the row's probability at column j - 1 + v: the lane's
-  // neighbours' (zero past the row's ends: a column past the diagonal already holds 0).
-  float tap[3][3];
+  // neighbours' (zero past the row's ends: a column past the diagonal already holds 0); at a
+  // lane's edge, the next or previous column group's last or first lane.
+  float tap[3][3][NCOL];
 #pragma unroll
-  for (int u = 0; u < 3; ++u) {
-    const float left = __shfl_up_sync(0xffffffffu, x[u], 1), right = __shfl_down_sync(0xffffffffu, x[u], 1);
-    tap[u][0] = lane > 0 ? left : 0.f;
-    tap[u][1] = x[u];
-    tap[u][2] = lane < 31 ? right : 0.f;
-  }
+  for (int u = 0; u < 3; ++u)
+#pragma unroll
+    for (int q = 0; q < NCOL; ++q) {
+      const float left = __shfl_up_sync(0xffffffffu, x[u][q], 1), right = __shfl_down_sync(0xffffffffu, x[u][q], 1);
+      const float before = q > 0 ? __shfl_sync(0xffffffffu, x[u][q > 0 ? q - 1 : 0], 31) : 0.f;
+      const float after = q + 1 < NCOL ? __shfl_sync(0xffffffffu, x[u][q + 1 < NCOL ? q + 1 : q], 0) : 0.f;
+      tap[u][0][q] = lane > 0 ? left : before;
+      tap[u][1][q] = x[u][q];
+      tap[u][2][q] = lane < 31 ? right : after;
+    }
   const float4* w4 = reinterpret_cast<const float4*>(ws);
   const int groups = p.O4 / 4;
 #pragma unroll 1
   for (int og = 0; og < groups; ++og) {
-    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    float acc[NCOL][4] = {};
 #pragma unroll
     for (int u = 0; u < 3; ++u)
 #pragma unroll
-      for (int v = 0; v < 3; ++v) fma_heads4(acc, w4[(3 * u + v) * groups + og], tap[u][v]);
-    part[(og * p.C + c) * 32 + lane] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+      for (int v = 0; v < 3; ++v) {
+        const float4 wv = w4[(3 * u + v) * groups + og];
+#pragma unroll
+        for (int q = 0; q < NCOL; ++q) fma_heads4(acc[q], wv, tap[u][v][q]);
+      }
+#pragma unroll
+    for (int oo = 0; oo < 4; ++oo)
+#pragma unroll
+      for (int q = 0; q < NCOL; ++q) part[((4 * og + oo) * p.C + c) * W + lane + 32 * q] = acc[q][oo];
   }
-  small_mark(p, kStConv, part[lane].x);
+  small_mark(p, kStConv, part[lane]);
   __syncthreads();
   small_mark(p, kStBarrier);
 
-  // 5. The channels' sums, a thread per (head group, column).
+  // 5. The channels' sums, a thread per (head, column): the C partial sums' loads issue together
+  // (the channel loop is unrolled to kRowMaxC and predicated), one store a thread, a warp's 32
+  // columns of one head side by side. v164 took a thread per (head group, column): its channel loop
+  // and four branched stores (ptxas: one branch region a head) took 0.36 us of the seed's
+  // 1.77 us block (its timeline), for ~40 instructions of work.
   T* y = static_cast<T*>(p.y) + static_cast<long long>(b) * (p.O * plane) + i * p.S;
-  for (int t = threadIdx.x; t < 32 * groups; t += blockDim.x) {
-    const int og = t >> 5, j = t & 31;
-    if (j >= p.S) continue;
-    float4 s = part[og * p.C * 32 + j];
-    for (int cc = 1; cc < p.C; ++cc) {
-      const float4 q = part[(og * p.C + cc) * 32 + j];
-      s.x += q.x;
-      s.y += q.y;
-      s.z += q.z;
-      s.w += q.w;
-    }
-    const float sum[4] = {s.x, s.y, s.z, s.w};
+  for (int t = threadIdx.x; t < W * p.O; t += blockDim.x) {
+    const int o = t / W, j = t & (W - 1);
+    float q[kRowMaxC];
 #pragma unroll
-    for (int oo = 0; oo < 4; ++oo) {
-      const int o = 4 * og + oo;
-      if (o < p.O) y[static_cast<unsigned>(o * plane + j)] = from_f<T>(j <= i ? sum[oo] + bias_s[o] : 0.f);
-    }
+    for (int cc = 0; cc < kRowMaxC; ++cc) q[cc] = cc < p.C ? part[(o * p.C + cc) * W + j] : 0.f;
+    float sum = bias_s[o];
+#pragma unroll
+    for (int cc = 0; cc < kRowMaxC; ++cc) sum += q[cc];
+    if (j < p.S) y[static_cast<unsigned>(o * plane + j)] = from_f<T>(j <= i ? sum : 0.f);
   }
   small_mark(p, kStExit);
 }

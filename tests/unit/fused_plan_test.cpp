@@ -856,36 +856,38 @@ TEST(FusedSmallPlan, ColumnsPerLaneAndChannelGroupsFitTheBlock) {
   }
 }
 
-// v164: the row kernel (a block an output row, a warp a channel) takes seq <= 32, k 3,
-// heads_in <= 8 and heads_out <= 8 where the plan gives one row a block anyway; its shared
-// memory holds each warp's weights, the bias and the channels' partial sums.
+// v164: the row kernel (a block an output row, a warp a channel) takes seq <= 64 (32 before
+// v166), k 3, heads_in <= 8 and heads_out <= 8 where the plan gives one row a block anyway; its
+// shared memory holds each warp's weights, the bias and the channels' partial sums.
 // FusedGpu.RowPathCorners runs these shapes.
 TEST(FusedSmallPlan, RowKernelTakesWhatABlockOfChannelWarpsHolds) {
   for (const Workload& w : {shape(3, 32, 2, 4, 4, DType::bf16), shape(3, 32, 1, 1, 1, DType::fp32),
                             shape(3, 31, 2, 3, 8, DType::fp16), shape(3, 2, 3, 2, 7, DType::bf16),
                             shape(3, 17, 1, 8, 5, DType::fp32), shape(3, 32, 4, 4, 8, DType::fp16),
                             shape(3, 5, 1, 1, 6, DType::bf16), shape(3, 1, 1, 7, 8, DType::fp32),
-                            shape(3, 1, 700, 2, 3, DType::bf16)}) {
+                            shape(3, 1, 700, 2, 3, DType::bf16), shape(3, 64, 2, 4, 4, DType::bf16),
+                            shape(3, 33, 1, 3, 7, DType::fp16), shape(3, 50, 1, 8, 8, DType::fp32)}) {
     SCOPED_TRACE(w.shape_string());
     const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
     ASSERT_TRUE(sp.why_not.empty()) << sp.why_not;
     const SmallParams& p = sp.p;
+    EXPECT_EQ(p.NCOL, w.seq > 32 ? 2 : 1);  // the instance: columns a lane
     EXPECT_TRUE(sp.row);
     EXPECT_EQ(sp.threads, 32 * p.C);
     EXPECT_EQ(p.RB, 1);
     EXPECT_EQ(p.QB, p.S);
     EXPECT_EQ(sp.grid, w.batch * w.seq);
-    // Weights [c][u][v][o4], then the bias, then float4 partial sums [O4 / 4][C][32], 16-byte aligned.
+    // Weights [c][u][v][o4], then the bias, then the partial sums [O4][C][32], 16-byte aligned.
     EXPECT_EQ(p.sm_w, 0);
     EXPECT_GE(p.sm_bias, p.C * 9 * p.O4 * 4);
     EXPECT_GE(p.sm_p, p.sm_bias + p.O * 4);
     EXPECT_EQ(p.sm_p % 16, 0);
-    EXPECT_GE(p.sm_total, p.sm_p + p.O4 / 4 * p.C * 32 * 16);
+    EXPECT_GE(p.sm_total, p.sm_p + p.O4 * p.C * 32 * p.NCOL * 4);
     EXPECT_LE(9 * p.O, kRowWeightRegs * 32);  // a lane's registers hold its share of a channel's weights
   }
-  // seq 33 (two columns a lane), k 5, 9 channels, 9 heads out, and enough rows that the plan
+  // seq 65 (four columns a lane), k 5, 9 channels, 9 heads out, and enough rows that the plan
   // puts several in a block (64 batches of 32: 16 a block) keep the small kernel.
-  for (const Workload& w : {shape(3, 33, 1, 4, 4, DType::bf16), shape(5, 32, 1, 4, 4, DType::bf16),
+  for (const Workload& w : {shape(3, 65, 1, 4, 4, DType::bf16), shape(5, 32, 1, 4, 4, DType::bf16),
                             shape(3, 32, 1, 9, 4, DType::bf16), shape(3, 32, 1, 4, 9, DType::fp32),
                             shape(3, 32, 64, 4, 4, DType::bf16)}) {
     SCOPED_TRACE(w.shape_string());
