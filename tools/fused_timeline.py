@@ -13,8 +13,8 @@ main kernel's blocks entered while it ran.
 The small-seq kernel (seq <= 256: its CSV starts "# small kernel", one row a block with thread
 0's stamps at entry, its rows' loads arrived, probabilities written, weights staged, barrier
 passed, convolution's sums, exit) gets its own report: the launch span, the entries' spread and
-each phase's median, p90 and max over the blocks. So does the row kernel (seq <= 32, "# row
-kernel"), whose convolution's sums come before its barrier (ROW_PHASES).
+each phase's median, p90 and max over the blocks. So does the row kernel (seq <= 256, "# row
+kernel"), whose convolution's sums come before its barrier (row_phases).
 
 Usage: tools/fused_timeline.py CSV [CSV ...] [--bins N]
 """
@@ -73,13 +73,22 @@ SMALL_PHASES = [("entry", "loads", "entry to its rows' loads arrived"),
                 ("barrier", "conv", "convolution (to its sums)"),
                 ("conv", "exit", "stores issued, exit")]
 # The row kernel (v164, fused_row.cuh; its CSV starts "# row kernel") stamps the same words, but
-# a warp's convolution ends before the block barrier and the channels' sums and stores follow it.
-ROW_PHASES = [("entry", "loads", "entry to all its loads arrived"),
-              ("loads", "probs", "row statistics and probabilities"),
-              ("probs", "weights", "weights staged (its warp's)"),
-              ("weights", "conv", "its channel's taps (to its partial sums)"),
-              ("conv", "barrier", "the block barrier"),
-              ("barrier", "exit", "channels' sums, stores issued, exit")]
+# a warp's convolution ends before the block barrier and the channels' sums and stores follow it,
+# and since v167 its weights are staged before the probabilities: its phases run between its
+# words in the order of their median stamps, each named by the word that ends it.
+ROW_PHASE_NAMES = {"loads": "entry to all its loads arrived",
+                   "probs": "row statistics and probabilities",
+                   "weights": "weights staged (its warp's)",
+                   "conv": "its channel's taps (to its partial sums)",
+                   "barrier": "the block barrier",
+                   "exit": "channels' sums, stores issued, exit"}
+
+
+def row_phases(blocks):
+    """(start word, end word, name) of the row kernel's phases, in the order its blocks stamp."""
+    words = sorted(ROW_PHASE_NAMES, key=lambda w: pct([b[w] - b["entry"] for b in blocks], 0.5))
+    starts = ["entry"] + words[:-1]
+    return [(a, b, ROW_PHASE_NAMES[b]) for a, b in zip(starts, words)]
 
 
 def small_report(path, out):
@@ -97,7 +106,7 @@ def small_report(path, out):
       f"{len(blocks)} blocks stamped")
     p(f"block entries: last {us(max(entries)):.2f} us after the first (median {us(pct(entries, 0.5)):.2f})")
     p("phase (thread 0 of each block)                 median     p90     max  us")
-    for a, b, name in ROW_PHASES if header.startswith("row kernel") else SMALL_PHASES:
+    for a, b, name in row_phases(blocks) if header.startswith("row kernel") else SMALL_PHASES:
         d = [x[b] - x[a] for x in blocks]
         p(f"  {name:<44} {us(pct(d, 0.5)):6.2f}  {us(pct(d, 0.9)):6.2f}  {us(max(d)):6.2f}")
     d = [x["exit"] - x["entry"] for x in blocks]

@@ -6,23 +6,26 @@
 #      (MTABENCH_FUSED_TIMELINE=1) beside them with ABBA_TIMELINE=1;
 #   2. a smoke run of A on the timed workloads (the gate only, 60 s at most): the call stops
 #      there if A fails or hangs, before its time is spent;
-#   3. the filtered fused suite (--samples) in the order B A A B, and `mtabench compare` of each
-#      round at gpu-lib.sh's threshold (1%: builds timed in one call agree within ~0.3%);
+#   3. the filtered fused suite (--samples) in the order B A A B (ABBA_ROUNDS=N rounds, default
+#      2: B A A B B A A B ... for more), and `mtabench compare` of each round at gpu-lib.sh's
+#      threshold (1%: builds timed in one call agree within ~0.3%), then each case's median
+#      ratio (and net ratio) over the rounds: at ~5 us a round's ratio moved by 5-8 points
+#      between two rounds of one call (the fifty-seventh session), so small cases want more;
 #      a round is A's win where every compared case with a name matching ABBA_TARGET is
 #      "faster"; with ABBA_CONTROL=REGEX (one workload whose code A does not change; it is added
 #      to the timed ones), also where each such case's NEW/BASE ratio divided by the control's is
 #      below 1 - threshold (the fifty-sixth session: the same small-kernel SASS measured 2-4%
 #      apart between two builds in four rounds, so a launch-bound target's ratio alone misled);
 #   4. A's battery (fused_checks: the FusedGpu tests, memcheck and racecheck) when A was faster
-#      on ABBA_TARGET in both rounds (ABBA_CHECKS=1: always; 0: never);
+#      on ABBA_TARGET in every round (ABBA_CHECKS=1: always; 0: never);
 #   5. A's ws item timeline on ABBA_TIMELINE_CASE with ABBA_TIMELINE=1 (tools/fused_timeline.py);
 #   6. with ABBA_FULL=1, after a battery that passed, A's whole fused suite: the record to land
 #      if A's tree is committed as measured (its source_digest says so).
 # Stages that no longer fit in TOTAL_BUDGET_S (seconds of command, default 540) are skipped and
 # say so. Writes into OUT at most five files: summary.txt (tables, verdicts, stage times),
-# rounds.tar.gz (b1/a1/a2/b2.jsonl, cmp1.md and cmp2.md), ctest-1.log, timeline.tar.gz and
+# rounds.tar.gz (bR.jsonl, aR.jsonl and cmpR.md of each round R), ctest-1.log, timeline.tar.gz and
 # full.jsonl where those stages ran.
-# Usage: [ABBA_FILTER=REGEX] [ABBA_TARGET=REGEX] [ABBA_CONTROL=REGEX] [ABBA_CHECKS=auto|1|0] [ABBA_TIMELINE=1]
+# Usage: [ABBA_FILTER=REGEX] [ABBA_TARGET=REGEX] [ABBA_CONTROL=REGEX] [ABBA_ROUNDS=N] [ABBA_CHECKS=auto|1|0] [ABBA_TIMELINE=1]
 #        [ABBA_TIMELINE_CASE=FILE:REGEX] [ABBA_FULL=1] tools/gpu-abba.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]
 #   e.g. git archive main | tar -x -C ab/b (without results/, for the 64 MiB limit), the
 #   candidate in this tree: ABBA_TIMELINE=1 tools/gpu-abba.sh $OUT . ab/b
@@ -38,6 +41,8 @@ budget=${4:-540}
 abba_filter=${ABBA_FILTER:-'^k7-h32|sweep-seq4096$'}
 [ -n "${ABBA_CONTROL:-}" ] && abba_filter="($abba_filter)|($ABBA_CONTROL)"
 abba_target=${ABBA_TARGET:-k7-h32}
+rounds=${ABBA_ROUNDS:-2}
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "gpu-abba.sh: ABBA_ROUNDS must be a number of rounds from 1 to 99, not '$rounds'" >&2; exit 2; }
 timeline_case=${ABBA_TIMELINE_CASE:-'workloads/shapes.json:^k7-h32'}
 source tools/gpu-lib.sh
 left() { echo $((budget - (SECONDS - t0))); }
@@ -77,12 +82,14 @@ cat /tmp/mtab-abba-smoke.txt >>"$S"
 [ "$rc" -eq 0 ] || { stage "A's smoke run failed (rc $rc): stopping"; exit 1; }
 
 export SUITE_FILTER=$abba_filter
-fused_suite build-abba-b b1
-fused_suite build-abba-a a1
-fused_suite build-abba-a a2
-fused_suite build-abba-b b2
+# Round r times B then A when r is odd, A then B when even: B A A B B A A B ...
+for r in $(seq "$rounds"); do
+  if [ $((r % 2)) = 1 ]; then fused_suite build-abba-b "b$r"; fused_suite build-abba-a "a$r"
+  else fused_suite build-abba-a "a$r"; fused_suite build-abba-b "b$r"; fi
+done
 wins=0
-for r in 1 2; do
+ratios=""  # "NAME RATIO NET" of every compared case in each round with a verdict
+for r in $(seq "$rounds"); do
   stage "compare b$r (base) a$r (new), threshold $compare_threshold%"
   build-abba-a/mtabench compare --threshold "$compare_threshold" "$out/b$r.jsonl" "$out/a$r.jsonl" >"$out/cmp$r.md" 2>&1
   cat "$out/cmp$r.md" >>"$S"
@@ -108,17 +115,31 @@ for r in 1 2; do
     END { print (lost ? 0 : 1) " " line }')
   stage "round $r: ${verdict#* }${ABBA_CONTROL:+ (control ${control##* } NEW/BASE $c)}"
   [ "${verdict%% *}" = 1 ] && wins=$((wins + 1))
+  ratios+=$(cases_of "$out/cmp$r.md" . | awk -v c="$c" '{ printf "%s %s %.4f\n", $3, $2, $2 / c }')$'\n'
 done
-stage "A faster on $abba_target in $wins of 2 rounds${ABBA_CONTROL:+ (net of control $ABBA_CONTROL)}"
+stage "A faster on $abba_target in $wins of $rounds rounds${ABBA_CONTROL:+ (net of control $ABBA_CONTROL)}"
+# Each compared case's median over the rounds (the target's and the others', the control's own
+# net being 1; a round without a verdict does not count).
+for name in $(printf '%s' "$ratios" | awk 'NF { print $1 }' | sort -u); do
+  stage "$(printf '%s' "$ratios" | awk -v k="$name" -v ctl="${ABBA_CONTROL:-}" '
+    function median(v, n,   i, j, t) {
+      for (i = 2; i <= n; ++i) for (j = i; j > 1 && v[j - 1] > v[j]; --j) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+    $1 == k { ++n; ratio[n] = $2; net[n] = $3 }
+    END { printf "%s: median over %d rounds NEW/BASE %.4f", k, n, median(ratio, n)
+          if (ctl != "") printf ", net %.4f", median(net, n) }')"
+done
 unset SUITE_FILTER
 # The device hands back at most 8 files (the fifty-fifth session lost summary.txt three times to
 # the ninth and tenth): the rounds' records and compares go back as one archive.
-tar -czf "$out/rounds.tar.gz" -C "$out" b1.jsonl a1.jsonl a2.jsonl b2.jsonl cmp1.md cmp2.md &&
-  rm -f "$out"/{b1,a1,a2,b2}.jsonl "$out"/cmp{1,2}.md
+round_files=()
+for r in $(seq "$rounds"); do round_files+=("b$r.jsonl" "a$r.jsonl" "cmp$r.md"); done
+tar -czf "$out/rounds.tar.gz" -C "$out" "${round_files[@]}" &&
+  (cd "$out" && rm -f "${round_files[@]}")
 
 checks=${ABBA_CHECKS:-auto}
 passed=0
-if [ "$checks" = 1 ] || { [ "$checks" = auto ] && [ "$wins" -eq 2 ]; }; then
+if [ "$checks" = 1 ] || { [ "$checks" = auto ] && [ "$wins" -eq "$rounds" ]; }; then
   if [ "$(left)" -ge 150 ]; then
     fused_checks $(($(left) - 10)) build-abba-a
     grep -q "100% tests passed" "$out/ctest-1.log" && passed=1

@@ -187,6 +187,17 @@ def main():
         expect("  its channel's taps (to its partial sums)       0.20    0.20    0.20" in out, "row taps", out)
         expect("  the block barrier                              0.10    0.10    0.10" in out, "row barrier", out)
         expect("  channels' sums, stores issued, exit            0.20    0.20    0.20" in out, "row exit", out)
+        # v167's order: the weights staged (0.1 us) before the probabilities (0.3 us).
+        with open(row, "w") as f:
+            f.write("# row kernel, grid=1 threads=128\nblock,sm,entry,loads,probs,weights,barrier,conv,exit\n"
+                    "0,5,0,700,1100,800,1400,1300,1600\n")
+        rc, out = run(tool, row)
+        lines = [l for l in out.splitlines() if l.startswith("  ")]
+        expect(rc == 0 and [l[:46].strip() for l in lines[:3]] ==
+               ["entry to all its loads arrived", "weights staged (its warp's)", "row statistics and probabilities"],
+               "v167's row phases in the order stamped", out)
+        expect("  weights staged (its warp's)                    0.10    0.10    0.10" in out, "v167 weights", out)
+        expect("  row statistics and probabilities               0.30    0.30    0.30" in out, "v167 probabilities", out)
 
     for f in fails:
         print("FAIL:", f)

@@ -2,7 +2,8 @@
 # CPU test of tools/gpu-abba.sh (no GPU, no build): fake `cmake` and `ctest` on PATH, a fake
 # mtabench whose `run` hands back committed records (A's and B's set by the case) and whose
 # `compare` is the real one, so the script's reading of compare's verdict table is tested too.
-# Cases: A faster in both rounds (battery, timeline, whole suite), A the same (no battery, no
+# Cases: A faster in both rounds (battery, timeline, whole suite), in four rounds (ABBA_ROUNDS),
+# A the same (no battery, no
 # whole suite), A failing its smoke run (stops before timing), a budget too short for the
 # battery, and A and B the same tree (refused). Like every gpu-*.sh script, gpu-abba.sh clears
 # /tmp/mtab-* as it starts (gpu-lib.sh).
@@ -72,6 +73,22 @@ for f in summary.txt rounds.tar.gz ctest-1.log timeline.tar.gz full.jsonl; do ha
 [ "$(find "$dir/out-win" -type f | wc -l)" -le 8 ] || { echo "FAIL win: more than 8 files in OUT"; failures=$((failures + 1)); }
 [ "$(tar -tzf "$dir/out-win/rounds.tar.gz" | sort | tr '\n' ' ')" = "a1.jsonl a2.jsonl b1.jsonl b2.jsonl cmp1.md cmp2.md " ] ||
   { echo "FAIL win: rounds.tar.gz lacks a round"; failures=$((failures + 1)); }
+
+has win "k7-h32-b1-seq4096: median over 2 rounds NEW/BASE 0.9818"
+
+# ABBA_ROUNDS: four rounds (B A A B B A A B), each compared, their medians (net of a control),
+# every round's files in the archive; a count that is not a number is refused.
+run_case four 0 FAKE_A="$faster" FAKE_B="$slower" ABBA_ROUNDS=4 ABBA_CONTROL='^sweep-seq2048$' -- . ab/b
+has four "A faster on k7-h32 in 4 of 4 rounds"
+has four "round 4: k7-h32-b1-seq4096 faster"
+has four "k7-h32-b1-seq4096: median over 4 rounds NEW/BASE 0.9818, net 0.9839"
+has four "sweep-seq2048: median over 4 rounds NEW/BASE 0.9979, net 1.0000"
+has_file four ctest-1.log
+[ "$(tar -tzf "$dir/out-four/rounds.tar.gz" | wc -l)" = 12 ] ||
+  { echo "FAIL four: rounds.tar.gz does not hold 4 rounds' files"; failures=$((failures + 1)); }
+[ "$(grep -o '=== \[[0-9]* s\] fused suite, [ab][0-9]' "$dir/out-four/summary.txt" | awk '{ print $NF }' | tr '\n' ' ')" = "b1 a1 a2 b2 b3 a3 a4 b4 " ] ||
+  { echo "FAIL four: the suites did not run in the order B A A B B A A B"; failures=$((failures + 1)); }
+run_case badrounds 2 FAKE_A="$faster" FAKE_B="$slower" ABBA_ROUNDS=two -- . ab/b
 
 run_case same 0 FAKE_A="$slower" FAKE_B="$slower" ABBA_FULL=1 -- . ab/b
 has same "A faster on k7-h32 in 0 of 2 rounds"
