@@ -470,7 +470,7 @@ SmallPlan make_small_plan(const Workload& w, int smem_optin, int sm_count) {
   // v164: where the plan gives one row a block (the problem spreads over the GPU anyway), the
   // shapes a block of a warp a channel holds take the row kernel. Its shared memory: each warp's
   // weights ([c][u][v][o4]), the bias, the channels' partial sums (float [O4][c][32 NCOL]): at
-  // most 68 KB (seq 256, 8 channels, 8 heads out), kept to the opt-in all the same.
+  // most 35 KB (seq 128, 8 channels, 8 heads out), kept to the opt-in all the same.
   const int row_sm_bias = align16(p.C * 9 * p.O4 * 4), row_sm_p = row_sm_bias + align16(p.O4 * 4);
   const int row_sm_total = row_sm_p + p.O4 * p.C * 32 * p.NCOL * 4;
   if (rb == 1 && p.S <= kRowMaxSeq && p.K == 3 && p.C <= kRowMaxC && p.O <= kRowMaxO && row_sm_total <= smem_optin) {

@@ -1,16 +1,14 @@
 #pragma once
-// The fused kernel's row path (v164-v167): seq <= 256 (32 before v166, 64 before v167), k 3, heads_in <=
+// The fused kernel's row path (v164-v168): seq <= 128 (32 before v166, 64 before v168), k 3, heads_in <=
 // kRowMaxC, heads_out <= kRowMaxO, where the small kernel's plan (fused_small.cuh) gives one
 // output row a block anyway. A block takes one output row (batch b, row i), warp c its channel c,
 // lane j its columns j + 32 q (q < NCOL):
 //   1. the warp's weights (channel c's 9 taps of every head) and its three score rows (rows
 //      i-1..i+1 of channel c; a row is loaded by three blocks, the later ones from L2), all
 //      issued before any is used;
-//   2. the weights into the warp's own shared memory ([u][v][o4]) and a __syncwarp (v167: before
-//      the probabilities, whose reductions' latency now covers the stores'; v164-v166 staged them
-//      after, a 0.16-0.22 us phase of the seed's and seq 64's timelines);
-//   3. each row's maximum and sum by one redux.sync (fp32 sums by shuffles), the probabilities in
+//   2. each row's maximum and sum by one redux.sync (fp32 sums by shuffles), the probabilities in
 //      the lane's registers;
+//   3. the weights into the warp's own shared memory ([u][v][o4]) and a __syncwarp;
 //   4. the taps' columns j-1 and j+1 by shuffles, channel c's 9 taps of four heads by FMA, the
 //      partial sums into shared memory ([head][c][column]);
 //   5. a block barrier, then a thread per (head, column) adds the channels' partial sums and the
@@ -33,8 +31,10 @@ __device__ __forceinline__ unsigned row_bits(float v) { return __float_as_uint(v
 template <class T>
 __device__ __forceinline__ unsigned row_bits(T v) { return *reinterpret_cast<const unsigned short*>(&v); }
 
-// NCOL: columns a lane (p.NCOL: 1 for seq <= 32, 2 for seq 33-64 since v166, 4 and 8 for seq
-// 65-256 since v167), column j = lane + 32 q of the lane's q-th.
+// NCOL: columns a lane (p.NCOL: 1 for seq <= 32, 2 for seq 33-64 since v166, 4 for seq 65-128
+// since v168), column j = lane + 32 q of the lane's q-th. v167 also took seq 129-256 (NCOL 8) and
+// measured the same as the small kernel there (its timeline: a thread's 8 columns of channel sums
+// and stores took 1.1 of a block's 3.9 us), so those stay with the small kernel.
 template <class T, int NCOL>
 __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallParams p) {
   constexpr int W = 32 * NCOL;  // columns a warp holds
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallPar
   // Every load before any reduction: in v163 ptxas put later rows' loads (and the weights')
   // after the first rows' redux.sync, each DRAM round trip after the one before (the SASS;
   // ld.volatile and __syncwarp did not stop it). The rows' values carry a zero that depends on
-  // every loaded element (their bits OR'ed, masked by S >> 9, 0 here: S <= 256), which ptxas
+  // every loaded element (their bits OR'ed, masked by S >> 8, 0 here: S <= 128), which ptxas
   // cannot fold.
   unsigned all = row_bits(br);
 #pragma unroll
@@ -84,27 +84,17 @@ __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallPar
   for (int u = 0; u < 3; ++u)
 #pragma unroll
     for (int q = 0; q < NCOL; ++q) all |= row_bits(raw[u][q]);
-  const float zero = __uint_as_float(all & static_cast<unsigned>(p.S >> 9));
-  static_assert(kRowMaxSeq < 512, "the load gate's mask S >> 9 must be 0");
-  small_mark(p, kStLoads, zero);
+  const float zero = __uint_as_float(all & static_cast<unsigned>(p.S >> 8));
+  static_assert(kRowMaxSeq < 256, "the load gate's mask S >> 8 must be 0");
 
-  // 2. The warp's weights into its shared memory.
-#pragma unroll
-  for (int q = 0; q < kRowWeightRegs; ++q) {
-    const int e = lane + 32 * q, o = e / 9;
-    if (e < n_w) ws[(e - 9 * o) * p.O4 + o] = to_f(wr[q]);
-  }
-  if (c == 0 && lane < p.O) bias_s[lane] = to_f(br);
-  __syncwarp();
-  small_mark(p, kStWeights, ws[0]);
-
-  // 3. Probabilities, the three rows side by side.
+  // 2. Probabilities, the three rows side by side.
   float x[3][NCOL], l[3];
 #pragma unroll
   for (int u = 0; u < 3; ++u)
 #pragma unroll
     for (int q = 0; q < NCOL; ++q)
       x[u][q] = ok[u] && lane + 32 * q <= i - 1 + u ? fmaf(to_f(raw[u][q]), kLog2e, zero) : -INFINITY;
+  small_mark(p, kStLoads, x[1][0]);
   float m[3];
 #pragma unroll
   for (int u = 0; u < 3; ++u) {
@@ -136,6 +126,16 @@ __global__ void __launch_bounds__(32 * kRowMaxC) fused_row_kernel(const SmallPar
     for (int q = 0; q < NCOL; ++q) x[u][q] *= inv;
   }
   small_mark(p, kStProbs, x[1][0]);
+
+  // 3. The warp's weights into its shared memory.
+#pragma unroll
+  for (int q = 0; q < kRowWeightRegs; ++q) {
+    const int e = lane + 32 * q, o = e / 9;
+    if (e < n_w) ws[(e - 9 * o) * p.O4 + o] = to_f(wr[q]);
+  }
+  if (c == 0 && lane < p.O) bias_s[lane] = to_f(br);
+  __syncwarp();
+  small_mark(p, kStWeights, ws[0]);
 
   // 4. Tap v of row u at column j is the row's probability at column j - 1 + v: the lane's
   // neighbours' (zero past the row's ends: a column past the diagonal already holds 0); at a

@@ -13,10 +13,10 @@ constexpr int kSmallCols = kSmallMaxSeq / 32;
 constexpr int kSmallWeightBytes = 8;
 constexpr int kSmallMaxMacs = 4096;  // multiply-adds per position (heads_in * k * k * heads_out)
 // v164: the row path (fused_row.cuh): a block an output row and a warp a channel, seq <=
-// kRowMaxSeq (a lane NCOL columns: 32 until v166, 64 until v167), k 3, at most kRowMaxC
+// kRowMaxSeq (a lane NCOL columns: 32 until v166, 64 until v168), k 3, at most kRowMaxC
 // channels and kRowMaxO heads out; a lane holds kRowWeightRegs elements of its channel's
 // weights (9 kRowMaxO) from the kernel's start.
-constexpr int kRowMaxSeq = 256;
+constexpr int kRowMaxSeq = 128;
 constexpr int kRowMaxC = 8;
 constexpr int kRowMaxO = 8;
 constexpr int kRowWeightRegs = (9 * kRowMaxO + 31) / 32;

@@ -33,8 +33,8 @@ KernelFn prestats_instance(PrestatsFold fold);
 // in its row loads. small.cu.
 template <class T>
 SmallFn small_instance(int kt, int ncol);
-// v164: the row kernel (the small plan's `row`), ncol (1, 2 since v166, 4 and 8 since v167)
-// columns a lane. row.cu.
+// v164: the row kernel (the small plan's `row`), ncol (1, 2 since v166, 4 since v168) columns a
+// lane. row.cu.
 template <class T>
 SmallFn row_instance(int ncol);
 

@@ -8,7 +8,6 @@ SmallFn row_instance(int ncol) {
   switch (ncol) {
     case 1: return fused_row_kernel<T, 1>;
     case 2: return fused_row_kernel<T, 2>;
-    case 4: return fused_row_kernel<T, 4>;
     default: return fused_row_kernel<T, kRowMaxSeq / 32>;  // the plan's NCOL: 32 NCOL >= seq, <= kRowMaxSeq
   }
 }
