@@ -3,14 +3,16 @@
 # kernels under Nsight Compute (gpu__time_duration.sum, caches flushed before every kernel,
 # clocks as the protocol sees them), in the order B A A B (DUR_ROUNDS rounds, default 2), then
 # tools/ncu_durations.py's per-kernel medians, ratio, Mann-Whitney p and verdict.
-# Why: below ~10 us, event-timed A/B rounds of two builds moved 2-4% with identical code, while
-# ncu's duration of one build repeated to the nanosecond; it leaves out the launch path, which no
-# kernel change moves (impls/fused/JOURNAL.md, "The seed's GPU duration under Nsight Compute").
+# Why: below ~10 us, event-timed A/B rounds of two builds moved 2-4% with identical code; ncu's
+# duration leaves out the launch path, which no kernel change moves, and each launch is its own
+# sample (impls/fused/JOURNAL.md, "The seed's GPU duration under Nsight Compute"). Its spread is
+# not small either (the seed: p20-p80 3200-3360 ns, 32 ns steps), so take 40+ launches a side.
 # Rank small-case changes with this, then confirm the event-timed figure with gpu-abba.sh.
 #   1. A and B (mtabench only) built at once;
 #   2. per round and case (DUR_CASES, "FILE:REGEX ...", default the seed), `ncu --launch-count
-#      DUR_LAUNCHES` (default 40) of kernels matching DUR_KERNEL (default fused_) on a timed run
-#      of the case (--max-time 0.5: ~6 profiled launches a second); the gate's own launches count
+#      DUR_LAUNCHES` (default 40) of kernels matching DUR_KERNEL (default fused_) on a run of the
+#      case that takes at least that many timed samples (--min-samples: the first device call, by
+#      --max-time 0.5, got only 7, the protocol converging early); the gate's own launches count
 #      too (its inputs differ, its code does not).
 # Writes into OUT: summary.txt (stage times, the comparison) and durations.tar.gz (the CSVs).
 # Usage: [DUR_CASES="FILE:REGEX ..."] [DUR_KERNEL=REGEX] [DUR_ROUNDS=N] [DUR_LAUNCHES=N]
@@ -48,7 +50,7 @@ profile() {
   timeout 120 ncu --clock-control none --cache-control all -k "regex:$kernel" --launch-count "$launches" \
     --metrics gpu__time_duration.sum --print-units base --csv \
     "build-dur-$1/mtabench" run "${spec%%:*}" --filter "${spec#*:}" --impl fused --no-isolate --no-records --quiet \
-    --max-time 0.5 --min-time 0.2 >"$csv" 2>>"$S"
+    --min-samples "$launches" --min-time 0.01 --max-time 60 >"$csv" 2>>"$S"
   echo "rc=$? ($(grep -c gpu__time_duration "$csv") durations)" >>"$S"
 }
 done_rounds=0

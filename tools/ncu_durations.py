@@ -9,10 +9,10 @@ approximation with tie correction) and a verdict: faster or slower where p < 0.0
 is beyond the threshold, same within it, unsure otherwise.
 
 Why: at the seed (~4.4 us between CUDA events, ~3.2 us of it the kernel's GPU duration) two
-builds of identical code measured 2-4% apart by events, while ncu's duration of one build
-repeated to the nanosecond (3264, 3264 ns; the empty kernel 1536 ns six times): the fifty-
-seventh session (impls/fused/JOURNAL.md, "The seed's GPU duration under Nsight Compute").
-The duration leaves out the launch path, which no kernel change moves.
+builds of identical code measured 2-4% apart by events; the duration leaves out the launch
+path, which no kernel change moves, and each launch is a sample. It spreads too (the seed:
+p20-p80 3200-3360 ns in 32 ns steps; the fifty-seventh session, impls/fused/JOURNAL.md, "The
+seed's GPU duration under Nsight Compute"), hence the test over many launches.
 
 Usage: tools/ncu_durations.py [--threshold PCT] [--kernel REGEX] a1=CSV b1=CSV [a2=CSV ...]
 """
