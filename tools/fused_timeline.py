@@ -13,7 +13,7 @@ main kernel's blocks entered while it ran.
 The small-seq kernel (seq <= 256: its CSV starts "# small kernel", one row a block with thread
 0's stamps at entry, its rows' loads arrived, probabilities written, weights staged, barrier
 passed, convolution's sums, exit) gets its own report: the launch span, the entries' spread and
-each phase's median, p90 and max over the blocks. So does the row kernel (seq <= 256, "# row
+each phase's median, p90 and max over the blocks. So does the row kernel (seq <= 128 since v168, "# row
 kernel"), whose convolution's sums come before its barrier (row_phases).
 
 Usage: tools/fused_timeline.py CSV [CSV ...] [--bins N]

@@ -9,7 +9,8 @@
 # not small either (the seed: p20-p80 3200-3360 ns, 32 ns steps), so take 40+ launches a side.
 # Rank small-case changes with this, then confirm the event-timed figure with gpu-abba.sh.
 #   1. A and B (mtabench only) built at once;
-#   2. per round and case (DUR_CASES, "FILE:REGEX ...", default the seed), `ncu --launch-count
+#   2. per round and case (DUR_CASES, "FILE:REGEX ...", default the seed; cases are split at
+#      spaces, so a case's regex has none), `ncu --launch-count
 #      DUR_LAUNCHES` (default 40) of kernels matching DUR_KERNEL (default fused_) on a run of the
 #      case that takes at least that many timed samples (--min-samples: the first device call, by
 #      --max-time 0.5, got only 7, the protocol converging early); the gate's own launches count
@@ -43,11 +44,13 @@ wait "$pb" || { tail -30 /tmp/mtab-dur-b.log | tee -a "$S"; exit 1; }
 
 dir=/tmp/mtab-durations
 mkdir -p "$dir"
-# profile SIDE ROUND CASE_INDEX: one ncu run into $dir/SIDE ROUND-c CASE_INDEX.csv.
+# profile SIDE ROUND CASE_INDEX: one ncu run into $dir/SIDE ROUND-c CASE_INDEX.csv (none where
+# the budget no longer holds one: ncu_durations.py then leaves that round out).
 profile() {
   local spec=${cases[$3]} csv="$dir/$1$2-c$3.csv"
+  [ "$(left)" -ge 20 ] || { stage "no time for $1$2 on $spec ($(left) s left)"; return; }
   stage "ncu: build-dur-$1 on ${spec} (round $2)"
-  timeout 120 ncu --clock-control none --cache-control all -k "regex:$kernel" --launch-count "$launches" \
+  timeout "$(( $(left) < 120 ? $(left) : 120 ))" ncu --clock-control none --cache-control all -k "regex:$kernel" --launch-count "$launches" \
     --metrics gpu__time_duration.sum --print-units base --csv \
     "build-dur-$1/mtabench" run "${spec%%:*}" --filter "${spec#*:}" --impl fused --no-isolate --no-records --quiet \
     --min-samples "$launches" --min-time 0.01 --max-time 60 >"$csv" 2>>"$S"
@@ -65,7 +68,9 @@ done
 # One comparison a case (its rounds pooled): two cases may run the same kernel and grid.
 for c in "${!cases[@]}"; do
   reports=()
-  for r in $(seq "$done_rounds"); do reports+=("a$r=$dir/a$r-c$c.csv" "b$r=$dir/b$r-c$c.csv"); done
+  for r in $(seq "$done_rounds"); do
+    [ -f "$dir/a$r-c$c.csv" ] && [ -f "$dir/b$r-c$c.csv" ] && reports+=("a$r=$dir/a$r-c$c.csv" "b$r=$dir/b$r-c$c.csv")
+  done
   [ "${#reports[@]}" -gt 0 ] || break
   stage "compare on ${cases[$c]} over $done_rounds rounds (A = $tree_a, B = $tree_b)"
   python3 tools/ncu_durations.py --threshold "$compare_threshold" --kernel "$kernel" "${reports[@]}" 2>&1 | tee -a "$S"

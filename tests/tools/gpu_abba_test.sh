@@ -40,6 +40,11 @@ for a in "\$@"; do [ "\$prev" = --out ] && out=\$a; [ "\$a" = --no-records ] && 
 echo "fake run by \$build"
 [ "\$smoke" = 1 ] && exit "\${FAKE_SMOKE_RC:-0}"
 mkdir -p "\$out/runs"
+# FAKE_A_LIST="R1 R2 ...": A's timed runs take these records in turn (one a round), else FAKE_A.
+if [ "\${build##*-}" = a ] && [ -n "\${FAKE_A_LIST:-}" ]; then
+  n=\$(cat "$dir/a-runs" 2>/dev/null || echo 0); echo \$((n + 1)) >"$dir/a-runs"
+  read -r -a list <<<"\$FAKE_A_LIST"; cp "\${list[\$((n % \${#list[@]}))]}" "\$out/runs/r.jsonl"; exit 0
+fi
 case "\$build" in *-a) cp "\$FAKE_A" "\$out/runs/r.jsonl" ;; *) cp "\$FAKE_B" "\$out/runs/r.jsonl" ;; esac
 FAKE
 chmod +x "$dir/bin/cmake" "$dir/bin/ctest" "$dir/fake-mtabench"
@@ -89,6 +94,27 @@ has_file four ctest-1.log
 [ "$(grep -o '=== \[[0-9]* s\] fused suite, [ab][0-9]' "$dir/out-four/summary.txt" | awk '{ print $NF }' | tr '\n' ' ')" = "b1 a1 a2 b2 b3 a3 a4 b4 " ] ||
   { echo "FAIL four: the suites did not run in the order B A A B B A A B"; failures=$((failures + 1)); }
 run_case badrounds 2 FAKE_A="$faster" FAKE_B="$slower" ABBA_ROUNDS=two -- . ab/b
+# A faster in rounds 1, 3 and 4 only (round 2 times B's records for A): 3 of 4 wins, so no
+# battery by default; the medians are over all four (0.9818 three times, 1.0000 once).
+rm -f "$dir/a-runs"
+run_case mixed 0 FAKE_A_LIST="$faster $slower $faster $faster" FAKE_B="$slower" ABBA_ROUNDS=4 ABBA_FULL=1 -- . ab/b
+has mixed "round 2: k7-h32-b1-seq4096 same NEW/BASE 1.0000"
+has mixed "A faster on k7-h32 in 3 of 4 rounds"
+has mixed "k7-h32-b1-seq4096: median over 4 rounds NEW/BASE 0.9818"
+nofile mixed ctest-1.log
+# Three rounds (0.9818, 1.0000, 0.9818): the median is the middle value.
+rm -f "$dir/a-runs"
+run_case odd 0 FAKE_A_LIST="$faster $slower $faster" FAKE_B="$slower" ABBA_ROUNDS=3 -- . ab/b
+has odd "k7-h32-b1-seq4096: median over 3 rounds NEW/BASE 0.9818"
+rm -f "$dir/a-runs"
+run_case odd2 0 FAKE_A_LIST="$slower $faster $slower" FAKE_B="$slower" ABBA_ROUNDS=3 -- . ab/b
+has odd2 "k7-h32-b1-seq4096: median over 3 rounds NEW/BASE 1.0000"
+# A budget that holds the build and smoke run but not one round's time plus 20 s: no round, no
+# battery, no verdict of A's.
+run_case norounds 0 FAKE_A="$faster" FAKE_B="$slower" -- . ab/b 15
+has norounds "no time for round 1 and after"
+has norounds "A faster on k7-h32 in 0 of 0 rounds"
+nofile norounds ctest-1.log
 
 run_case same 0 FAKE_A="$slower" FAKE_B="$slower" ABBA_FULL=1 -- . ab/b
 has same "A faster on k7-h32 in 0 of 2 rounds"

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """tools/ncu_durations.py on made-up ncu CSV reports: a kernel 5% faster in A over two rounds is
 "faster" (p < 0.05), one that did not change is "same", one only B ran is reported as such; the
-harness's kernels are left out by --kernel; rows of other metrics are ignored; a report without
-ncu's header and a label that is not aN=/bN= are errors.
+harness's kernels are left out by --kernel, which also matches the bare name ("^fused_row");
+rows of other metrics are ignored; pooled launches 5% faster whose rounds disagree (one round
+slower) are "unsure"; a report without ncu's header is left out with a warning; a label that is
+not aN=/bN= is an error.
 Usage: ncu_durations_test.py TOOLS/ncu_durations.py"""
 import os
 import subprocess
@@ -63,10 +65,10 @@ def main():
         expect(r.returncode == 0, f"exit status {r.returncode}", out)
         lines = {l.split()[0].split("::")[-1].split("<")[0]: l for l in out.splitlines() if "mtabench::fused" in l}
         row_line = lines.get("fused_row_kernel", "")
-        expect(row_line.endswith("faster") and " 0.9500 " in row_line and " 16 " in row_line,
+        expect(" faster (0.9500 0.9500)" in row_line and " 0.9500 " in row_line and " 16 " in row_line,
                "the row kernel: 16 launches a side, A/B 0.9500, faster", out)
         expect(" 3267 " in row_line, "the row kernel's B median (of 3232-3300, commas read)", out)
-        expect(lines.get("fused_small_kernel", "").endswith("same"), "an unchanged kernel is the same", out)
+        expect(" same (" in lines.get("fused_small_kernel", ""), "an unchanged kernel is the same", out)
         expect(lines.get("fused_kernel", "").endswith("only in B"), "a kernel only B ran", out)
         expect("empty_kernel" not in out, "--kernel leaves the harness's kernels out", out)
         r = run(f"a1={a1}", f"b1={b1}")
@@ -74,8 +76,21 @@ def main():
         bad = os.path.join(d, "bad.csv")
         with open(bad, "w") as f:
             f.write("==ERROR== the application returned an error code (1)\n")
-        r = run(f"a1={a1}", f"b1={bad}")
-        expect(r.returncode != 0 and "no ncu CSV header" in r.stderr, "a report without ncu's header", r.stdout + r.stderr)
+        r = run(f"a1={a1}", f"b1={b1}", f"a2={a2}", f"b2={bad}")
+        expect(r.returncode == 0 and "no ncu CSV header" in r.stderr and "left out" in r.stderr and
+               " faster (0.9500)" in r.stdout, "a report without ncu's header is left out, its round too", r.stdout + r.stderr)
+        r = run("--kernel", "^fused_row", f"a1={a1}", f"b1={b1}")
+        expect(r.returncode == 0 and "fused_row_kernel" in r.stdout and "fused_small_kernel" not in r.stdout,
+               "--kernel '^fused_row' matches the bare name", r.stdout + r.stderr)
+        # Round 1 (24 launches of A) 8% faster, round 2 (8 launches) 3% slower: pooled, A is faster
+        # beyond the threshold with p < 0.05, but the rounds disagree.
+        a1_fast = write("a1fast.csv", side([round(v * 0.92) for v in b_row * 3], flat, False))
+        a2_slow = write("a2slow.csv", side([round(v * 1.03) for v in b_row], flat, False))
+        r = run("--kernel", "fused_row", f"a1={a1_fast}", f"b1={b1}", f"a2={a2_slow}", f"b2={b2}")
+        line = next((l for l in r.stdout.splitlines() if "fused_row_kernel" in l), "")
+        p = float(line.split()[-4]) if line else 1.0
+        expect(r.returncode == 0 and p < 0.05 and " unsure (0.9200 1.0300)" in line,
+               "rounds that disagree are unsure though the pooled test is significant", r.stdout + r.stderr)
         r = run(f"x1={a1}")
         expect(r.returncode != 0 and "is not aN=CSV" in r.stderr, "a label that is not a or b", r.stdout + r.stderr)
 

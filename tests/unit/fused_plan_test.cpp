@@ -1,6 +1,7 @@
 // The fused kernel's work plan, checked on the host: the items cover every output column of
 // every band exactly once, statistics come in full sets, and every item that waits comes after
 // everything it waits for (the kernel's deadlock freedom rests on that order).
+#include "harness/dtype.h"
 #include "harness/workload.h"
 #include "impls/fused/fused_contraction.h"
 #include "impls/fused/fused_plan.h"
@@ -859,8 +860,8 @@ TEST(FusedSmallPlan, ColumnsPerLaneAndChannelGroupsFitTheBlock) {
   }
 }
 
-// v164: the row kernel (a block an output row, a warp a channel) takes seq <= 64 (32 before
-// v166), k 3, heads_in <= 8 and heads_out <= 8 where the plan gives one row a block anyway; its
+// v164: the row kernel (a block an output row, a warp a channel) takes seq <= kRowMaxSeq (32
+// before v166, 64 before v168), k 3, heads_in <= 8 and heads_out <= 8 where the plan gives one row a block anyway; its
 // shared memory holds each warp's weights, the bias and the channels' partial sums.
 // FusedGpu.RowPathCorners runs these shapes.
 TEST(FusedSmallPlan, RowKernelTakesWhatABlockOfChannelWarpsHolds) {
@@ -894,7 +895,9 @@ TEST(FusedSmallPlan, RowKernelTakesWhatABlockOfChannelWarpsHolds) {
   // channels, 9 heads out, and enough rows that the plan puts several in a block (64 batches of
   // 32: 16 a block; 4 of 256: 2) keep the small kernel; so does a row kernel whose partial sums
   // would not fit the opt-in (seq 128 at 8 x 8 heads needs ~35 KB).
-  EXPECT_FALSE(make_small_plan(shape(3, 128, 1, 8, 8, DType::bf16), 32 * 1024, 132).row);
+  const SmallPlan tight = make_small_plan(shape(3, 128, 1, 8, 8, DType::bf16), 32 * 1024, 132);
+  EXPECT_TRUE(tight.why_not.empty()) << tight.why_not;  // the small kernel's ~15 KB fit
+  EXPECT_FALSE(tight.row);
   for (const Workload& w : {shape(3, 129, 1, 3, 5, DType::fp16), shape(3, 256, 2, 4, 4, DType::bf16),
                             shape(3, 256, 4, 4, 4, DType::bf16), shape(5, 32, 1, 4, 4, DType::bf16),
                             shape(3, 32, 1, 9, 4, DType::bf16), shape(3, 32, 1, 4, 9, DType::fp32),
@@ -908,19 +911,45 @@ TEST(FusedSmallPlan, RowKernelTakesWhatABlockOfChannelWarpsHolds) {
 }
 
 // The sanitizers (tests/gpu/sanitizer-workloads.json, fused_memcheck and fused_racecheck) reach
-// every instance of the small plan's two kernels that the suite's shapes run: the row kernel at
-// 1, 2 and 4 columns a lane and the small kernel's k 3 and general-k instances. v166 and v168
-// widened the row kernel over shapes the list had given the small kernel (its k 3 instance lost
-// its only sanitizer workload with v166 unnoticed, found in the fifty-seventh session).
+// every instance (kernel, element type, k compiled in, columns a lane) of the small plan's two
+// kernels that a shipped workload (workloads/*.json) runs, and each kernel's forms at least once:
+// the row kernel at 1, 2 and 4 columns a lane, the small kernel's k 3 and general-k instances.
+// v166 and v168 widened the row kernel over shapes the list had given the small kernel: the
+// small kernel's k 3 instance lost its only sanitizer workload with v166 unnoticed, and v168 left
+// seq 256's (NCOL 8) without one (found in the fifty-seventh session, the second by a review).
+namespace {
+std::string small_plan_instance(const Workload& w) {
+  const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
+  if (!sp.why_not.empty()) return "";
+  return std::string(sp.row ? "row" : "small") + " " + dtype_name(w.dtype) + " KT " + std::to_string(sp.row ? 3 : sp.KT) +
+         " NCOL " + std::to_string(sp.p.NCOL);
+}
+}  // namespace
+
 TEST(FusedSmallPlan, SanitizerWorkloadsReachEverySmallPlanInstance) {
-  std::set<std::string> reached;
-  for (const Workload& w : load_workloads(std::filesystem::path(MTABENCH_SOURCE_DIR) / "tests/gpu/sanitizer-workloads.json")) {
+  const std::filesystem::path root(MTABENCH_SOURCE_DIR);
+  std::set<std::string> reached, kinds;
+  for (const Workload& w : load_workloads(root / "tests/gpu/sanitizer-workloads.json")) {
+    const std::string instance = small_plan_instance(w);
+    if (instance.empty()) continue;
+    reached.insert(instance);
     const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
-    if (!sp.why_not.empty()) continue;
-    reached.insert(sp.row ? "row NCOL " + std::to_string(sp.p.NCOL) : "small KT " + std::to_string(sp.KT));
+    kinds.insert(sp.row ? "row NCOL " + std::to_string(sp.p.NCOL) : "small KT " + std::to_string(sp.KT));
   }
-  for (const char* instance : {"row NCOL 1", "row NCOL 2", "row NCOL 4", "small KT 3", "small KT 0"})
-    EXPECT_TRUE(reached.count(instance)) << instance << " has no sanitizer workload";
+  for (const char* kind : {"row NCOL 1", "row NCOL 2", "row NCOL 4", "small KT 3", "small KT 0"})
+    EXPECT_TRUE(kinds.count(kind)) << kind << " has no sanitizer workload";
+  int shipped = 0;
+  for (const auto& file : std::filesystem::directory_iterator(root / "workloads")) {
+    if (file.path().extension() != ".json") continue;
+    for (const Workload& w : load_workloads(file.path())) {
+      const std::string instance = small_plan_instance(w);
+      if (instance.empty()) continue;
+      ++shipped;
+      EXPECT_TRUE(reached.count(instance)) << w.name << " (" << file.path().filename().string() << ") runs " << instance
+                                           << ", which no sanitizer workload reaches";
+    }
+  }
+  EXPECT_GT(shipped, 0) << "no shipped workload takes the small plan: the test checks nothing";
 }
 
 TEST(FusedSmallPlan, RowsPerBlockStopAtTheSeq) {
