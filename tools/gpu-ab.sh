@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On a GPU machine: A/B of the fused kernel between this tree (A, the candidate) and another
-# source tree (B, e.g. `git archive BRANCH | tar -x -C ab/b`, carried to the device as an ignored
+# source tree (B, e.g. `tools/base-tree.sh ab/b BRANCH --with-tests`, carried to the device as an ignored
 # path), in one call: both built at once; the fused suite (medians, --samples) on B then A in
 # the same warm session; `mtabench compare B A` (B the base); per-SASS-instruction profiles of
 # A's seq 4096 and k 7 heads 32/32 (PROFILE_CASES="FILE:REGEX ...": others, at most three;

@@ -27,8 +27,8 @@
 # full.jsonl where those stages ran.
 # Usage: [ABBA_FILTER=REGEX] [ABBA_TARGET=REGEX] [ABBA_CONTROL=REGEX] [ABBA_ROUNDS=N] [ABBA_CHECKS=auto|1|0] [ABBA_TIMELINE=1]
 #        [ABBA_TIMELINE_CASE=FILE:REGEX] [ABBA_FULL=1] tools/gpu-abba.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]
-#   e.g. git archive main | tar -x -C ab/b (without results/, for the 64 MiB limit), the
-#   candidate in this tree: ABBA_TIMELINE=1 tools/gpu-abba.sh $OUT . ab/b
+#   e.g. tools/base-tree.sh ab/b (main without what no build reads, for the device's 64 MiB
+#   limit), the candidate in this tree: ABBA_TIMELINE=1 tools/gpu-abba.sh $OUT . ab/b
 set -uo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: tools/gpu-abba.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]"

@@ -18,6 +18,7 @@
 # Writes into OUT: summary.txt (stage times, the comparison) and durations.tar.gz (the CSVs).
 # Usage: [DUR_CASES="FILE:REGEX ..."] [DUR_KERNEL=REGEX] [DUR_ROUNDS=N] [DUR_LAUNCHES=N]
 #        tools/gpu-duration.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]
+#   e.g. tools/base-tree.sh ab/b, the candidate in this tree: tools/gpu-duration.sh $OUT . ab/b
 set -uo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: tools/gpu-duration.sh OUT A_TREE [B_TREE [TOTAL_BUDGET_S]]"
