@@ -134,14 +134,13 @@ class Fused final : public Implementation {
               {"grid", small_.grid},
               {"k_compile_time", small_.KT},
               {"columns_per_lane", s.NCOL},
-              {"channel_groups", s.G},
               {"shared_memory_bytes", s.sm_total},
               {"kernel_launches", 1}};
       // The row kernel has no channel groups: a warp takes one channel (fused_row.cuh).
-      if (small_.row) {
-        c.erase("channel_groups");
+      if (small_.row)
         c["warps_per_channel"] = 1;
-      }
+      else
+        c["channel_groups"] = s.G;
       if (kTimeline)
         c["diagnostic_build"] = "MTABENCH_FUSED_TIMELINE: thread 0 of each block stamps %globaltimer at the small-seq "
                                 "or row kernel's phases (MTABENCH_FUSED_TIMELINE_TWICE does not apply to it)";

@@ -918,9 +918,8 @@ TEST(FusedSmallPlan, RowKernelTakesWhatABlockOfChannelWarpsHolds) {
 // small kernel's k 3 instance lost its only sanitizer workload with v166 unnoticed, and v168 left
 // seq 256's (NCOL 8) without one (found in the fifty-seventh session, the second by a review).
 namespace {
-std::string small_plan_instance(const Workload& w) {
-  const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
-  if (!sp.why_not.empty()) return "";
+SmallPlan sanitizer_plan(const Workload& w) { return make_small_plan(w, 227 * 1024, 132); }
+std::string small_plan_instance(const Workload& w, const SmallPlan& sp) {
   return std::string(sp.row ? "row" : "small") + " " + dtype_name(w.dtype) + " KT " + std::to_string(sp.row ? 3 : sp.KT) +
          " NCOL " + std::to_string(sp.p.NCOL);
 }
@@ -930,10 +929,9 @@ TEST(FusedSmallPlan, SanitizerWorkloadsReachEverySmallPlanInstance) {
   const std::filesystem::path root(MTABENCH_SOURCE_DIR);
   std::set<std::string> reached, kinds;
   for (const Workload& w : load_workloads(root / "tests/gpu/sanitizer-workloads.json")) {
-    const std::string instance = small_plan_instance(w);
-    if (instance.empty()) continue;
-    reached.insert(instance);
-    const SmallPlan sp = make_small_plan(w, 227 * 1024, 132);
+    const SmallPlan sp = sanitizer_plan(w);
+    if (!sp.why_not.empty()) continue;
+    reached.insert(small_plan_instance(w, sp));
     kinds.insert(sp.row ? "row NCOL " + std::to_string(sp.p.NCOL) : "small KT " + std::to_string(sp.KT));
   }
   for (const char* kind : {"row NCOL 1", "row NCOL 2", "row NCOL 4", "small KT 3", "small KT 0"})
@@ -942,8 +940,9 @@ TEST(FusedSmallPlan, SanitizerWorkloadsReachEverySmallPlanInstance) {
   for (const auto& file : std::filesystem::directory_iterator(root / "workloads")) {
     if (file.path().extension() != ".json") continue;
     for (const Workload& w : load_workloads(file.path())) {
-      const std::string instance = small_plan_instance(w);
-      if (instance.empty()) continue;
+      const SmallPlan sp = sanitizer_plan(w);
+      if (!sp.why_not.empty()) continue;
+      const std::string instance = small_plan_instance(w, sp);
       ++shipped;
       EXPECT_TRUE(reached.count(instance)) << w.name << " (" << file.path().filename().string() << ") runs " << instance
                                            << ", which no sanitizer workload reaches";
